@@ -1,0 +1,100 @@
+// Protobuf wire-format primitives, hand-written for speed and for 64-bit
+// sizes (protobuf's own CodedInputStream uses `int` sizes). Not API.
+#ifndef DECOMPOSED_INTERNAL_WIRE_H_
+#define DECOMPOSED_INTERNAL_WIRE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace decomposed::wire {
+
+inline constexpr size_t kMaxVarintBytes = 10;
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLen = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+inline constexpr uint32_t MakeTag(uint32_t field, WireType type) {
+  return (field << 3) | type;
+}
+
+inline constexpr size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Writes the minimal varint for v; returns the end. `out` needs 10 bytes.
+inline char* WriteVarint(uint64_t v, char* out) {
+  while (v >= 0x80) {
+    *out++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<char>(v);
+  return out;
+}
+
+// Writes v as exactly `width` bytes (width >= VarintSize(v), <= 10), using
+// redundant continuation bytes: a legal encoding that lets a writer reserve
+// space for a number it patches later.
+inline char* WriteVarintPadded(uint64_t v, size_t width, char* out) {
+  for (size_t i = 0; i + 1 < width; ++i) {
+    *out++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<char>(v & 0x7f);
+  return out;
+}
+
+enum class VarintResult { kOk, kTruncated, kOverflow };
+
+// Decodes a varint from [p, end). On kOk, *out is set and *p advanced.
+// kTruncated: the data ends inside the varint. kOverflow: more than 10 bytes,
+// or a 10th byte carrying bits beyond 64.
+inline VarintResult ReadVarint(const char** p, const char* end,
+                               uint64_t* out) {
+  const uint8_t* q = reinterpret_cast<const uint8_t*>(*p);
+  const uint8_t* e = reinterpret_cast<const uint8_t*>(end);
+  if (q < e && *q < 0x80) [[likely]] {
+    *out = *q;
+    *p += 1;
+    return VarintResult::kOk;
+  }
+  uint64_t v = 0;
+  for (size_t i = 0; i < kMaxVarintBytes; ++i) {
+    if (q + i >= e) return VarintResult::kTruncated;
+    uint64_t b = q[i];
+    if (i == 9 && b > 1) return VarintResult::kOverflow;
+    v |= (b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      *out = v;
+      *p += i + 1;
+      return VarintResult::kOk;
+    }
+  }
+  return VarintResult::kOverflow;
+}
+
+inline uint32_t LoadLE32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;  // x86-64 / aarch64 little endian; see CMake check.
+}
+inline uint64_t LoadLE64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+}  // namespace decomposed::wire
+
+#endif  // DECOMPOSED_INTERNAL_WIRE_H_

@@ -1,0 +1,352 @@
+// A hand-written decoder for xla.ShapeProto / LayoutProto bytes, with the
+// validation XLA's CreateFromProto applies (xla-wire-facts.md section 5).
+//
+// Example:
+//   absl::StatusOr<decomposed::Shape> s =
+//       decomposed::ParseShape(bytes, {"input 0 body shape"}, base_offset);
+#ifndef DECOMPOSED_SHAPE_H_
+#define DECOMPOSED_SHAPE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "decomposed/internal/wire.h"
+#include "decomposed/limits.h"
+#include "decomposed/primitive_type.h"
+#include "decomposed/status.h"
+
+namespace decomposed {
+
+struct Layout {
+  std::vector<int64_t> minor_to_major;
+  int64_t element_size_in_bits = 0;
+  int64_t memory_space = 0;
+  int64_t tail_padding_alignment_in_elements = 0;
+  size_t tiles = 0;  // count of TileProto entries (do not affect indexing)
+};
+
+struct Shape {
+  int64_t element_type = 0;  // raw PrimitiveType number, possibly unknown
+  std::vector<int64_t> dimensions;
+  std::vector<Shape> tuple_shapes;
+  bool has_layout = false;
+  Layout layout;
+  std::vector<bool> is_dynamic_dimension;
+
+  bool is_tuple() const { return element_type == 13; }
+  // XLA's name, or "<n>" for an unknown number.
+  std::string TypeName() const {
+    const PrimitiveTypeInfo* i = FindPrimitiveType(element_type);
+    return i ? std::string(i->name) : absl::StrCat("<", element_type, ">");
+  }
+  // "F32[2,3]{1,0}" (XLA-like), tuples as "(S32[], F32[4]{0})".
+  std::string ToString() const {
+    if (is_tuple()) {
+      std::vector<std::string> parts;
+      for (const Shape& s : tuple_shapes) parts.push_back(s.ToString());
+      return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+    }
+    std::string s = absl::StrCat(TypeName(), "[",
+                                 absl::StrJoin(dimensions, ","), "]");
+    if (has_layout && !dimensions.empty()) {
+      absl::StrAppend(&s, "{", absl::StrJoin(layout.minor_to_major, ","), "}");
+    }
+    return s;
+  }
+};
+
+namespace internal {
+
+// Reads a packed or unpacked repeated varint field occurrence into `out`.
+inline bool ReadRepeatedVarint(const char** p, const char* end, uint32_t wt,
+                               std::vector<int64_t>* out, size_t max_items) {
+  uint64_t v;
+  if (wt == wire::kVarint) {
+    if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk) return false;
+    if (out->size() >= max_items) return false;
+    out->push_back(static_cast<int64_t>(v));
+    return true;
+  }
+  if (wt != wire::kLen) return false;
+  uint64_t len;
+  if (wire::ReadVarint(p, end, &len) != wire::VarintResult::kOk ||
+      len > static_cast<uint64_t>(end - *p)) {
+    return false;
+  }
+  const char* e = *p + len;
+  while (*p < e) {
+    if (wire::ReadVarint(p, e, &v) != wire::VarintResult::kOk) return false;
+    if (out->size() >= max_items) return false;
+    out->push_back(static_cast<int64_t>(v));
+  }
+  return true;
+}
+
+// Skips one field value of wire type `wt`.
+inline bool SkipField(const char** p, const char* end, uint32_t wt) {
+  uint64_t v;
+  switch (wt) {
+    case wire::kVarint:
+      return wire::ReadVarint(p, end, &v) == wire::VarintResult::kOk;
+    case wire::kFixed64:
+      if (end - *p < 8) return false;
+      *p += 8;
+      return true;
+    case wire::kFixed32:
+      if (end - *p < 4) return false;
+      *p += 4;
+      return true;
+    case wire::kLen:
+      if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk ||
+          v > static_cast<uint64_t>(end - *p)) {
+        return false;
+      }
+      *p += v;
+      return true;
+    default:
+      return false;  // groups are not used by XLA's protos
+  }
+}
+
+inline absl::Status ParseLayoutInto(const char* p, const char* end,
+                                    uint64_t base, const Frame& frame,
+                                    Layout* l) {
+  const char* start = p;
+  while (p < end) {
+    uint64_t off = base + static_cast<uint64_t>(p - start);
+    uint64_t tag;
+    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
+                        "a LayoutProto field tag", "a malformed varint");
+    }
+    uint32_t field = static_cast<uint32_t>(tag >> 3);
+    uint32_t wt = static_cast<uint32_t>(tag & 7);
+    bool ok = true;
+    uint64_t v = 0;
+    auto scalar = [&](int64_t* dst) {
+      ok = wt == wire::kVarint &&
+           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
+      if (ok) *dst = static_cast<int64_t>(v);
+    };
+    switch (field) {
+      case 1:
+        ok = ReadRepeatedVarint(&p, end, wt, &l->minor_to_major,
+                                limits::kMaxRank);
+        break;
+      case 6:
+        ++l->tiles;
+        ok = SkipField(&p, end, wt);
+        break;
+      case 7: scalar(&l->element_size_in_bits); break;
+      case 8: scalar(&l->memory_space); break;
+      case 16: scalar(&l->tail_padding_alignment_in_elements); break;
+      default:
+        ok = SkipField(&p, end, wt);  // fields that do not affect indexing
+    }
+    if (!ok) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
+                        absl::StrCat("a well-formed layout field ", field),
+                        "malformed bytes or more than kMaxRank entries");
+    }
+  }
+  return absl::OkStatus();
+}
+
+inline absl::Status ParseShapeInto(const char* p, const char* end,
+                                   uint64_t base, const Frame& frame,
+                                   int depth, Shape* s) {
+  if (depth > limits::kMaxTupleDepth) {
+    return FrameError(absl::StatusCode::kResourceExhausted, frame, base,
+                      absl::StrCat("tuple nesting of at most ",
+                                   limits::kMaxTupleDepth),
+                      "deeper nesting");
+  }
+  const char* start = p;
+  while (p < end) {
+    uint64_t off = base + static_cast<uint64_t>(p - start);
+    uint64_t tag;
+    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
+                        "a ShapeProto field tag", "a malformed varint");
+    }
+    uint32_t field = static_cast<uint32_t>(tag >> 3);
+    uint32_t wt = static_cast<uint32_t>(tag & 7);
+    bool ok = true;
+    uint64_t v;
+    if (field == 2) {
+      ok = wt == wire::kVarint &&
+           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
+      s->element_type = static_cast<int64_t>(v);
+    } else if (field == 3) {
+      ok = ReadRepeatedVarint(&p, end, wt, &s->dimensions, limits::kMaxRank);
+    } else if (field == 6) {
+      std::vector<int64_t> flags;
+      ok = ReadRepeatedVarint(&p, end, wt, &flags, limits::kMaxRank);
+      for (int64_t f : flags) s->is_dynamic_dimension.push_back(f != 0);
+    } else if (field == 4 || field == 5) {
+      ok = wt == wire::kLen &&
+           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk &&
+           v <= static_cast<uint64_t>(end - p);
+      if (ok) {
+        uint64_t sub = base + static_cast<uint64_t>(p - start);
+        absl::Status st;
+        if (field == 4) {
+          s->tuple_shapes.emplace_back();
+          st = ParseShapeInto(p, p + v, sub, frame, depth + 1,
+                              &s->tuple_shapes.back());
+        } else {
+          s->has_layout = true;  // fields of repeated occurrences merge
+          st = ParseLayoutInto(p, p + v, sub, frame, &s->layout);
+        }
+        if (!st.ok()) return st;
+        p += v;
+      }
+    } else {
+      ok = SkipField(&p, end, wt);
+    }
+    if (!ok) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
+                        absl::StrCat("a well-formed shape field ", field),
+                        "malformed bytes or more than kMaxRank entries");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+// Decodes ShapeProto bytes. Checks only the wire format; see ValidateShape
+// for XLA's rules. `base` is the stream offset of `bytes` for messages.
+inline absl::StatusOr<Shape> ParseShape(std::string_view bytes,
+                                        const Frame& frame,
+                                        uint64_t base = 0) {
+  Shape s;
+  absl::Status st = internal::ParseShapeInto(
+      bytes.data(), bytes.data() + bytes.size(), base, frame, 0, &s);
+  if (!st.ok()) return st;
+  return s;
+}
+
+// Number of elements of an array shape, checked against kMaxElementCount
+// and the 64-bit range (with `element_bytes`). Negative dims are rejected.
+inline absl::StatusOr<uint64_t> ElementCount(const Shape& s,
+                                             const Frame& frame,
+                                             uint64_t offset,
+                                             uint64_t element_bytes = 1) {
+  uint64_t n = 1;
+  for (int64_t d : s.dimensions) {
+    if (d < 0) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                        "non-negative dimensions",
+                        absl::StrCat("dimension ", d));
+    }
+    if (d != 0 && n > limits::kMaxElementCount / static_cast<uint64_t>(d)) {
+      return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
+                        absl::StrCat("at most ", limits::kMaxElementCount,
+                                     " elements"),
+                        absl::StrCat("dimensions [",
+                                     absl::StrJoin(s.dimensions, ","), "]"));
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  if (element_bytes > 1 && n > limits::kMaxElementCount / element_bytes * 8) {
+    return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
+                      "a byte size that fits in 64 bits",
+                      absl::StrCat(n, " elements of ", element_bytes,
+                                   " bytes"));
+  }
+  return n;
+}
+
+// XLA's checks for an array literal's shape (CreateFromProto steps 2-4 and
+// the element_size_in_bits rule of CopyFromProto), applied recursively to
+// tuples. `offset` locates the shape for messages.
+inline absl::Status ValidateShape(const Shape& s, const Frame& frame,
+                                  uint64_t offset, int depth = 0) {
+  if (depth > limits::kMaxTupleDepth) {
+    return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
+                      "shallower tuple nesting", "too deep");
+  }
+  const PrimitiveTypeInfo* info = FindPrimitiveType(s.element_type);
+  if (!info || s.element_type == 0) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "a known element type",
+                      absl::StrCat("element_type ", s.element_type));
+  }
+  if (s.is_tuple()) {
+    if (!s.dimensions.empty() || s.has_layout) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                        "a tuple shape without dimensions or layout",
+                        "dimensions or a layout on a TUPLE shape");
+    }
+    for (const Shape& t : s.tuple_shapes) {
+      if (absl::Status st = ValidateShape(t, frame, offset, depth + 1);
+          !st.ok()) {
+        return st;
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (s.element_type == 14) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "an array shape", "OPAQUE_TYPE");
+  }
+  if (s.element_type == 17) return absl::OkStatus();  // TOKEN
+  if (info->encoding == DataEncoding::kNone) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "an array element type", std::string(info->name));
+  }
+  if (!s.tuple_shapes.empty()) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "no tuple_shapes on an array shape",
+                      absl::StrCat(s.tuple_shapes.size(), " tuple_shapes"));
+  }
+  if (!s.has_layout) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "a layout (XLA: \"LiteralProto has no layout\")",
+                      "none");
+  }
+  const size_t rank = s.dimensions.size();
+  if (!s.is_dynamic_dimension.empty() &&
+      s.is_dynamic_dimension.size() != rank) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      absl::StrCat(rank, " is_dynamic_dimension entries"),
+                      absl::StrCat(s.is_dynamic_dimension.size()));
+  }
+  const std::vector<int64_t>& m2m = s.layout.minor_to_major;
+  bool perm = m2m.size() == rank;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; perm && i < m2m.size(); ++i) {
+    int64_t d = m2m[i];
+    if (d < 0 || static_cast<size_t>(d) >= rank || seen[d]) {
+      perm = false;
+    } else {
+      seen[d] = true;
+    }
+  }
+  if (!perm) {
+    return FrameError(
+        absl::StatusCode::kInvalidArgument, frame, offset,
+        absl::StrCat("minor_to_major a permutation of 0..", rank, "-1"),
+        absl::StrCat("{", absl::StrJoin(m2m, ","), "}"));
+  }
+  if (s.layout.element_size_in_bits != 0) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "element_size_in_bits 0 (XLA literals are unpacked)",
+                      absl::StrCat(s.layout.element_size_in_bits));
+  }
+  absl::StatusOr<uint64_t> n =
+      ElementCount(s, frame, offset, info->element_bytes);
+  if (!n.ok()) return n.status();
+  return absl::OkStatus();
+}
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_SHAPE_H_

@@ -1,0 +1,97 @@
+// Error conventions shared by every decoder and encoder in this library.
+//
+// Every failure is an absl::Status whose message names
+//   * the frame (for example "input 3 body length box"),
+//   * the byte offset of the problem in the stream,
+//   * what was expected and what was found,
+// for example:
+//   input 3 body: declared 1048576 bytes but 1200 remain (at byte 4113)
+//
+// Canonical codes, chosen once:
+//   kInvalidArgument   the bytes are malformed: a bad varint, a forbidden
+//                      field, a shape XLA would reject, trailing data.
+//   kOutOfRange        the input ends before a frame it declared (truncation,
+//                      a declared length or count past the end of the data).
+//   kResourceExhausted a named limit of this library (limits.h) was exceeded.
+//   kUnimplemented     well-formed input this library cannot convert (for
+//                      example an XLA type with no NumPy representation).
+//   kFailedPrecondition  an API was used out of order, or an output already
+//                      exists and overwriting was not allowed.
+//   other codes        operating-system errors, via absl::ErrnoToStatus.
+#ifndef DECOMPOSED_STATUS_H_
+#define DECOMPOSED_STATUS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace decomposed {
+
+// Debian's Abseil is built with its own absl::string_view (not an alias of
+// std::string_view), so StrCat cannot take a std::string_view directly.
+// Sv() adapts one without copying.
+inline absl::string_view Sv(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// Names one frame of a stream: `region` `index` `part`, each optional,
+// joined by spaces: {"input", 3, "body length box"} -> "input 3 body length
+// box". Cheap to build; only formatted when an error is reported.
+struct Frame {
+  std::string_view region;
+  int64_t index = -1;
+  std::string_view part;
+
+  std::string str() const {
+    std::string s(region);
+    if (index >= 0) absl::StrAppend(&s, s.empty() ? "" : " ", index);
+    if (!part.empty()) absl::StrAppend(&s, s.empty() ? "" : " ", Sv(part));
+    return s;
+  }
+};
+
+// "<frame>: expected <expected>, found <found> (at byte <offset>)".
+inline absl::Status FrameError(absl::StatusCode code, const Frame& frame,
+                               uint64_t offset, std::string_view expected,
+                               std::string_view found) {
+  return absl::Status(code, absl::StrCat(frame.str(), ": expected ", Sv(expected),
+                                         ", found ", Sv(found), " (at byte ",
+                                         offset, ")"));
+}
+
+// A declared size that the source does not hold (kOutOfRange):
+// "<frame>: declared <declared> bytes but <remaining> remain (at byte N)".
+inline absl::Status TruncatedError(const Frame& frame, uint64_t offset,
+                                   uint64_t declared, uint64_t remaining) {
+  return absl::OutOfRangeError(
+      absl::StrCat(frame.str(), ": declared ", declared, " bytes but ",
+                   remaining, " remain (at byte ", offset, ")"));
+}
+
+// Appends " of <path>" to the message when it ends in a byte position, or
+// " (<path>)" otherwise, keeping the code. Used at API boundaries that know
+// the file name.
+inline absl::Status WithFile(const absl::Status& s, std::string_view path) {
+  if (s.ok() || path.empty()) return s;
+  std::string msg(s.message());
+  if (!msg.empty() && msg.back() == ')') {
+    msg.pop_back();
+    absl::StrAppend(&msg, " of ", Sv(path), ")");
+  } else {
+    absl::StrAppend(&msg, " (", Sv(path), ")");
+  }
+  return absl::Status(s.code(), msg);
+}
+
+// Prefixes the message with "<context>: ", keeping the code.
+inline absl::Status Prefix(const absl::Status& s, std::string_view context) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(Sv(context), ": ", s.message()));
+}
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_STATUS_H_
