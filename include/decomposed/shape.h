@@ -7,6 +7,7 @@
 #ifndef DECOMPOSED_SHAPE_H_
 #define DECOMPOSED_SHAPE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -64,28 +65,45 @@ struct Shape {
 namespace internal {
 
 // Reads a packed or unpacked repeated varint field occurrence into `out`.
-inline bool ReadRepeatedVarint(const char** p, const char* end, uint32_t wt,
-                               std::vector<int64_t>* out, size_t max_items) {
+// kTooMany: `out` would exceed `max_items` (a limit, not malformed bytes).
+enum class RepeatedResult { kOk, kMalformed, kTooMany };
+inline RepeatedResult ReadRepeatedVarint(const char** p, const char* end,
+                                         uint32_t wt,
+                                         std::vector<int64_t>* out,
+                                         size_t max_items) {
   uint64_t v;
   if (wt == wire::kVarint) {
-    if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk) return false;
-    if (out->size() >= max_items) return false;
+    if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk) {
+      return RepeatedResult::kMalformed;
+    }
+    if (out->size() >= max_items) return RepeatedResult::kTooMany;
     out->push_back(static_cast<int64_t>(v));
-    return true;
+    return RepeatedResult::kOk;
   }
-  if (wt != wire::kLen) return false;
+  if (wt != wire::kLen) return RepeatedResult::kMalformed;
   uint64_t len;
   if (wire::ReadVarint(p, end, &len) != wire::VarintResult::kOk ||
       len > static_cast<uint64_t>(end - *p)) {
-    return false;
+    return RepeatedResult::kMalformed;
   }
   const char* e = *p + len;
   while (*p < e) {
-    if (wire::ReadVarint(p, e, &v) != wire::VarintResult::kOk) return false;
-    if (out->size() >= max_items) return false;
+    if (wire::ReadVarint(p, e, &v) != wire::VarintResult::kOk) {
+      return RepeatedResult::kMalformed;
+    }
+    if (out->size() >= max_items) return RepeatedResult::kTooMany;
     out->push_back(static_cast<int64_t>(v));
   }
-  return true;
+  return RepeatedResult::kOk;
+}
+
+// A field holding more than kMaxRank entries (kResourceExhausted).
+inline absl::Status TooManyEntries(const Frame& frame, uint64_t off,
+                                   uint32_t field) {
+  return FrameError(absl::StatusCode::kResourceExhausted, frame, off,
+                    absl::StrCat("at most ", limits::kMaxRank,
+                                 " entries in field ", field, " (kMaxRank)"),
+                    "more");
 }
 
 // Skips one field value of wire type `wt`.
@@ -135,10 +153,16 @@ inline absl::Status ParseLayoutInto(const char* p, const char* end,
       if (ok) *dst = static_cast<int64_t>(v);
     };
     switch (field) {
-      case 1:
-        ok = ReadRepeatedVarint(&p, end, wt, &l->minor_to_major,
-                                limits::kMaxRank);
+      case 1: {
+        RepeatedResult r = ReadRepeatedVarint(&p, end, wt,
+                                              &l->minor_to_major,
+                                              limits::kMaxRank);
+        if (r == RepeatedResult::kTooMany) {
+          return TooManyEntries(frame, off, field);
+        }
+        ok = r == RepeatedResult::kOk;
         break;
+      }
       case 6:
         ++l->tiles;
         ok = SkipField(&p, end, wt);
@@ -178,16 +202,22 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wt = static_cast<uint32_t>(tag & 7);
     bool ok = true;
-    uint64_t v;
+    uint64_t v = 0;
     if (field == 2) {
       ok = wt == wire::kVarint &&
            wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
       s->element_type = static_cast<int64_t>(v);
-    } else if (field == 3) {
-      ok = ReadRepeatedVarint(&p, end, wt, &s->dimensions, limits::kMaxRank);
-    } else if (field == 6) {
+    } else if (field == 3 || field == 6) {
+      // dimensions / is_dynamic_dimension; repeated occurrences append.
       std::vector<int64_t> flags;
-      ok = ReadRepeatedVarint(&p, end, wt, &flags, limits::kMaxRank);
+      std::vector<int64_t>* dst = field == 3 ? &s->dimensions : &flags;
+      size_t room = limits::kMaxRank;
+      if (field == 6) room -= std::min(room, s->is_dynamic_dimension.size());
+      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, dst, room);
+      if (r == RepeatedResult::kTooMany) {
+        return TooManyEntries(frame, off, field);
+      }
+      ok = r == RepeatedResult::kOk;
       for (int64_t f : flags) s->is_dynamic_dimension.push_back(f != 0);
     } else if (field == 4 || field == 5) {
       ok = wt == wire::kLen &&

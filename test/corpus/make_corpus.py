@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Writes the malformed-input corpus (test/corpus/files/) and its manifest
+(test/corpus/manifest.tsv) from hand-written bytes.
+
+Nothing here uses this project's writer or protobuf: every file is spelled
+out byte by byte from the wire rules (seed 000 "Byte-layout spec",
+shared/spec/xla-wire-facts.md), with two tiny helpers (varint, box) that
+follow the spec's definition of a box: one length byte L, then L bytes of
+`3a <n> <varint>` (LiteralProto.u64s, packed).
+
+Manifest columns (tab-separated, one row per file x command):
+  file      path under test/corpus/files/
+  command   CLI command word(s) that must reject the file: inspect, verify,
+            unpack, pack, "bundle verify"
+  exit      expected exit code of build/bin/decomposed
+  code      the absl::StatusCode name the library returns (checked directly
+            by test/corpus_test.cc for `inspect`; documents the contract for
+            the others, whose CLI prints only the message)
+  frame     the frame the message must name ("input 0 body length box")
+  fragment  another substring the message must contain
+  state     "checked": the expectation was worked out against the code that
+            exists; "provisional": written from the spec before the command
+            landed, to be confirmed (a mismatch fails the run then)
+  what      what is wrong with the file
+
+Run: /usr/bin/python3 test/corpus/make_corpus.py   (rewrites both outputs)
+"""
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "files")
+
+
+def varint(n):
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def box(v):
+    payload = b"\x3a" + bytes([len(varint(v))]) + varint(v)
+    return bytes([len(payload)]) + payload
+
+
+def field(num, wt):
+    return varint((num << 3) | wt)
+
+
+def ld(num, payload):
+    """A length-delimited field."""
+    return field(num, 2) + varint(len(payload)) + payload
+
+
+def packed(num, values):
+    return ld(num, b"".join(varint(v) for v in values))
+
+
+# ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5.
+# LayoutProto: minor_to_major = 1.  LiteralProto: shape = 1, f32s = 8.
+F32, U64, TUPLE = 11, 9, 13
+
+
+def shape(etype, dims, m2m=None, layout=True):
+    s = field(2, 0) + varint(etype)
+    if dims:
+        s += packed(3, dims)
+    if layout:
+        s += ld(5, packed(1, m2m if m2m is not None
+                          else list(range(len(dims) - 1, -1, -1))))
+    return s
+
+
+def f32_literal(dims, count=None, **kw):
+    n = 1
+    for d in dims:
+        n *= d
+    if count is None:
+        count = n
+    data = b"".join(struct.pack("<f", float(i)) for i in range(count))
+    return ld(1, shape(F32, dims, **kw)) + ld(8, data)
+
+
+def element(body):
+    return box(len(body)) + body
+
+
+def block(bodies):
+    return box(len(bodies)) + b"".join(element(b) for b in bodies)
+
+
+SNAP = b""  # an empty HloSnapshot is a valid message
+HEADER = box(len(SNAP)) + SNAP
+LIT = f32_literal([2])            # F32[2]{0}: 22 bytes
+GOOD_INPUTS = block([LIT])
+GOOD = HEADER + GOOD_INPUTS + block([LIT])  # with region [2]
+
+cases = []  # (file, bytes, [(command, exit, code, frame, fragment, state)], what)
+FRAMING_CMDS = ("inspect", "verify", "unpack")
+
+
+def framing(name, data, code, frame, fragment, what):
+    rows = [("inspect", 1, code, frame, fragment, "checked")]
+    for c in ("verify", "unpack"):
+        rows.append((c, 1, code, frame, fragment, "provisional"))
+    cases.append((name, data, rows, what))
+
+
+def literal(name, data, code, frame, fragment, what):
+    rows = [(c, 1, code, frame, fragment, "provisional")
+            for c in ("verify", "unpack")]
+    cases.append((name, data, rows, what))
+
+
+# --- region [0] ---------------------------------------------------------------
+framing("empty.bin", b"", "OUT_OF_RANGE", "snapshot length box",
+        "found the end of the data (at byte 0", "empty file")
+framing("trunc_snapshot_box.bin", b"\x03\x3a", "OUT_OF_RANGE",
+        "snapshot length box", "declared 3 bytes but 1 remain",
+        "truncated inside the snapshot length box")
+framing("trunc_snapshot_body.bin", box(10) + b"\x0a\x08abcd",
+        "OUT_OF_RANGE", "snapshot", "declared 10 bytes but 6 remain",
+        "truncated inside the snapshot (region [0])")
+framing("snapshot_len_2_40.bin", box(1 << 40) + b"\x0a\x00",
+        "OUT_OF_RANGE", "snapshot",
+        "declared 1099511627776 bytes but 2 remain",
+        "header length past the end of the file")
+framing("len_byte_zero.bin", b"\x00" + GOOD, "INVALID_ARGUMENT",
+        "snapshot length box", "found 0 (an empty box)", "length byte 0")
+framing("len_byte_0x80.bin", b"\x80" + b"\x3a\x01\x00" * 50,
+        "INVALID_ARGUMENT", "snapshot length box", "found 0x80",
+        "length byte >= 0x80 (sign-extended by snapshot-unpack)")
+framing("len_byte_0xff.bin", b"\xff" + b"\x00" * 300, "INVALID_ARGUMENT",
+        "snapshot length box", "found 0xff", "length byte 0xff")
+framing("box_no_u64s.bin", b"\x06\x0a\x04\x10\x09\x2a\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box", "found 0 values",
+        "box with a U64 shape and no u64s")
+framing("box_two_values_packed.bin", b"\x04\x3a\x02\x00\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box", "found 2 values",
+        "box with two packed u64s values")
+framing("box_two_values_unpacked.bin",
+        HEADER + b"\x04\x38\x01\x38\x01" + element(LIT),
+        "INVALID_ARGUMENT", "input count box", "found 2 values",
+        "count box with two unpacked u64s records")
+framing("box_shape_f32.bin",
+        b"\x09\x0a\x04\x10\x0b\x2a\x00\x3a\x01\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box", "found element_type 11",
+        "box whose shape is F32, not U64")
+framing("box_shape_dims.bin",
+        b"\x0a\x0a\x05\x10\x09\x1a\x01\x01\x3a\x01\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box",
+        "found a shape with dimensions", "box whose shape has dimensions")
+framing("box_shape_m2m.bin",
+        b"\x0c\x0a\x07\x10\x09\x2a\x03\x0a\x01\x00\x3a\x01\x00" +
+        GOOD_INPUTS, "INVALID_ARGUMENT", "snapshot length box",
+        "found a non-empty minor_to_major",
+        "box whose shape layout has a minor_to_major")
+framing("box_shape_no_type.bin",
+        b"\x07\x0a\x02\x2a\x00\x3a\x01\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box",
+        "no element_type (PRIMITIVE_TYPE_INVALID)",
+        "box whose shape has no element_type")
+framing("box_unknown_field.bin", b"\x05\x3a\x01\x00\x40\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box", "found field 8 wire type 0",
+        "box with an unknown field (f32s varint)")
+framing("box_varint_overflow.bin",
+        b"\x0d\x3a\x0b" + b"\xff" * 10 + b"\x01" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box",
+        "a u64s varint, found a malformed varint",
+        "box whose varint has 11 bytes")
+framing("box_packed_len_past_box.bin", b"\x03\x3a\x05\x00" + GOOD_INPUTS,
+        "INVALID_ARGUMENT", "snapshot length box",
+        "found a length past the end of the box",
+        "packed u64s length past the box end")
+
+# --- region [1] ---------------------------------------------------------------
+framing("trunc_input_count.bin", HEADER + b"\x03\x3a\x01", "OUT_OF_RANGE",
+        "input count box", "declared 3 bytes but 2 remain",
+        "truncated inside the input count box")
+framing("input_count_missing.bin", HEADER, "OUT_OF_RANGE", "input count box",
+        "found the end of the data", "file ends after region [0]")
+framing("input_count_2_60.bin", HEADER + box(1 << 60) + element(LIT),
+        "OUT_OF_RANGE", "input count box",
+        "found a count of 1152921504606846976", "input count of 2^60")
+framing("input_count_len_zero.bin", HEADER + b"\x00" + element(LIT),
+        "INVALID_ARGUMENT", "input count box", "found 0 (an empty box)",
+        "input count box with length byte 0")
+framing("trunc_input_len_box.bin", HEADER + box(1) + b"\x03\x3a\x01",
+        "OUT_OF_RANGE", "input 0 body length box",
+        "declared 3 bytes but 2 remain",
+        "truncated inside an input body length box")
+framing("input_len_byte_0x80.bin", HEADER + box(1) + b"\x80" + LIT * 8,
+        "INVALID_ARGUMENT", "input 0 body length box", "found 0x80",
+        "input body length box with length byte 0x80")
+framing("trunc_input_body.bin", HEADER + box(1) + box(len(LIT)) + LIT[:10],
+        "OUT_OF_RANGE", "input 0 body", "declared 22 bytes but 10 remain",
+        "truncated inside an input body")
+framing("trunc_second_input_body.bin",
+        HEADER + box(2) + element(LIT) + box(len(LIT)) + LIT[:21],
+        "OUT_OF_RANGE", "input 1 body", "declared 22 bytes but 21 remain",
+        "truncated inside the second input body")
+framing("input_body_len_2_62.bin", HEADER + box(1) + box(1 << 62) + LIT,
+        "OUT_OF_RANGE", "input 0 body",
+        "declared 4611686018427387904 bytes", "body length 2^62")
+framing("body_not_literal.bin",
+        HEADER + block([b"\x93NUMPY\x01\x00\x76\x00{'descr': '<f4'}"]),
+        "INVALID_ARGUMENT", "input 0 body", "found field 1250 wire type 3",
+        "an .npy file where a LiteralProto body should be")
+framing("body_shape_as_varint.bin", HEADER + block([b"\x08\x0b"]),
+        "INVALID_ARGUMENT", "input 0 body", "found wire type 0",
+        "literal shape (field 1) encoded as a varint")
+framing("body_field_past_end.bin", HEADER + block([b"\x42\x10\x00\x00"]),
+        "INVALID_ARGUMENT", "input 0 body",
+        "field 8 length within the 2 body bytes left, found 16 bytes",
+        "literal field length past the body end")
+framing("body_tag_truncated.bin", HEADER + block([LIT + b"\xc2"]),
+        "INVALID_ARGUMENT", "input 0 body",
+        "found a malformed or truncated varint",
+        "literal body ending inside a field tag")
+framing("body_shape_dims_past_end.bin",
+        HEADER + block([ld(1, b"\x10\x0b\x1a\x09\x02") + ld(8, b"\0" * 8)]),
+        "INVALID_ARGUMENT", "input 0 shape", "a well-formed shape field 3",
+        "packed dimensions running past the shape's end")
+framing("body_rank_65.bin",
+        HEADER + block([ld(1, field(2, 0) + varint(F32) +
+                           packed(3, [1] * 65))]),
+        "RESOURCE_EXHAUSTED", "input 0 shape", "at most 64 entries in field 3",
+        "rank 65, one past kMaxRank")
+nested = shape(F32, [], layout=True)
+for _ in range(66):
+    nested = field(2, 0) + varint(TUPLE) + ld(4, nested)
+framing("body_tuple_depth_66.bin", HEADER + block([ld(1, nested)]),
+        "RESOURCE_EXHAUSTED", "input 0 shape", "tuple nesting of at most 64",
+        "tuple shapes nested 66 deep")
+
+# --- region [2] ---------------------------------------------------------------
+framing("trunc_output_count.bin", HEADER + GOOD_INPUTS + b"\x03\x3a",
+        "OUT_OF_RANGE", "output count box", "declared 3 bytes but 1 remain",
+        "truncated inside the output count box")
+framing("output_count_2_60.bin",
+        HEADER + GOOD_INPUTS + box(1 << 60) + element(LIT),
+        "OUT_OF_RANGE", "output count box",
+        "found a count of 1152921504606846976", "output count of 2^60")
+framing("output_count_len_zero.bin", HEADER + GOOD_INPUTS + b"\x00\x00",
+        "INVALID_ARGUMENT", "output count box", "found 0 (an empty box)",
+        "output count box with length byte 0")
+framing("trunc_output_body.bin",
+        HEADER + GOOD_INPUTS + box(1) + box(len(LIT)) + LIT[:5],
+        "OUT_OF_RANGE", "output 0 body", "declared 22 bytes but 5 remain",
+        "truncated inside an output body")
+framing("output_body_not_literal.bin",
+        HEADER + GOOD_INPUTS + block([b"\x07\x07\x07"]),
+        "INVALID_ARGUMENT", "output 0 body", "found field 0 wire type 7",
+        "output body that is not a LiteralProto")
+framing("trailing_after_region2.bin", GOOD + b"XYZ", "INVALID_ARGUMENT",
+        "trailing data", "found 3 more bytes",
+        "trailing bytes after region [2]")
+framing("trailing_box_after_region2.bin", GOOD + box(0), "INVALID_ARGUMENT",
+        "trailing data", "the end of the file after region [2]",
+        "a fourth region (another count box) after region [2]")
+
+# --- literal rules (XLA's CreateFromProto): verify and unpack ----------------
+literal("literal_no_shape.bin", HEADER + block([ld(8, b"\0" * 8)]),
+        "INVALID_ARGUMENT", "input 0", "shape", "a literal without a shape")
+literal("literal_no_layout.bin",
+        HEADER + block([f32_literal([2], layout=False)]),
+        "INVALID_ARGUMENT", "input 0", "no layout",
+        "a literal shape without a layout")
+literal("literal_count_mismatch.bin",
+        HEADER + block([f32_literal([2, 3], count=5)]),
+        "INVALID_ARGUMENT", "input 0", "24",
+        "F32[2,3] literal holding 5 values (20 bytes, 24 expected)")
+literal("literal_dims_overflow.bin",
+        HEADER + block([ld(1, shape(F32, [1 << 32, 1 << 32]))]),
+        "RESOURCE_EXHAUSTED", "input 0", "4294967296",
+        "dimensions whose product overflows 64 bits")
+literal("literal_negative_dim.bin",
+        HEADER + block([ld(1, shape(F32, [-1], m2m=[0]))]),
+        "INVALID_ARGUMENT", "input 0", "-1", "a negative dimension")
+literal("literal_layout_not_perm.bin",
+        HEADER + block([f32_literal([2, 3], m2m=[0, 0])]),
+        "INVALID_ARGUMENT", "input 0", "permutation",
+        "minor_to_major {0,0} is not a permutation")
+literal("literal_tuple_input.bin",
+        HEADER + block([ld(1, field(2, 0) + varint(TUPLE) +
+                           ld(4, shape(F32, [2]))) +
+                        ld(10, f32_literal([2]))]),
+        "INVALID_ARGUMENT", "input 0", "TUPLE",
+        "a TUPLE literal where an array (one .npy) is needed")
+literal("literal_unknown_type.bin",
+        HEADER + block([ld(1, shape(99, [2])) + ld(8, b"\0" * 8)]),
+        "INVALID_ARGUMENT", "input 0", "99", "element type 99")
+
+# --- unpack only --------------------------------------------------------------
+cases.append(("snapshot_not_hlosnapshot.bin",
+              box(4) + b"\xff\xff\xff\xff" + GOOD_INPUTS,
+              [("unpack", 1, "INVALID_ARGUMENT", "snapshot", "HloSnapshot",
+                "provisional")],
+              "region [0] bytes that do not parse as an HloSnapshot"))
+cases.append(("no_region2_dump_outputs.bin", HEADER + GOOD_INPUTS,
+              [("unpack", 1, "FAILED_PRECONDITION", "output", "region [2]",
+                "provisional")],
+              "-dump-snapshot-outputs on a file without region [2]"))
+
+# --- .npy (the npy reader, through pack) -------------------------------------
+NPY_OK_TEXT = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"
+NPY_OK_TEXT += b" " * (118 - len(NPY_OK_TEXT) - 1) + b"\n"
+for name, data, code, frag, what in [
+    ("npy_truncated_header.npy",
+     b"\x93NUMPY\x01\x00\x76\x00" + NPY_OK_TEXT[:40], "OUT_OF_RANGE",
+     "declared 128 bytes but 50 remain", "truncated .npy header"),
+    ("npy_short_prefix.npy", b"\x93NUMPY\x01", "OUT_OF_RANGE",
+     "at least 10 header bytes", ".npy shorter than its fixed prefix"),
+    ("npy_bad_magic.npy", b"\x93NUMPZ\x01\x00\x76\x00" + NPY_OK_TEXT,
+     "INVALID_ARGUMENT", "magic", ".npy with a wrong magic"),
+    ("npy_version_9.npy", b"\x93NUMPY\x09\x00\x76\x00" + NPY_OK_TEXT,
+     "INVALID_ARGUMENT", "found 9.0", ".npy version 9.0"),
+    ("npy_header_4gib.npy", b"\x93NUMPY\x02\x00\xff\xff\xff\xff" + b"{",
+     "RESOURCE_EXHAUSTED", "4294967295 bytes",
+     ".npy 2.0 header length 2^32-1 (past kMaxNpyHeaderBytes)"),
+]:
+    cases.append((name, data,
+                  [("pack", 1, code, "npy header", frag, "provisional")],
+                  what))
+
+# --- bundles ------------------------------------------------------------------
+META = b"""{
+  "call_index": 0,
+  "dp_rank": 0,
+  "format": "npy",
+  "global_rank": 0,
+  "global_step": null,
+  "hash": "abc",
+  "inputs": [
+    {
+      "dtype": "torch.float32",
+      "index": 0,
+      "shape": [2]
+    },
+    {
+      "dtype": "torch.float32",
+      "index": 1,
+      "shape": [2]
+    }
+  ],
+  "is_prompt": null,
+  "matches": [],
+  "positions": [],
+  "req_ids": [],
+  "schema": 1,
+  "selected_by": ["call_index"],
+  "tp_rank": 0
+}
+"""
+NPY_F32_2 = b"\x93NUMPY\x01\x00\x76\x00" + NPY_OK_TEXT + struct.pack("<2f", 1, 2)
+cases.append(("bundle_missing_tensor/call0/meta.json", META,
+              [("bundle verify", 1, "NOT_FOUND", "tensor1", "tensor1",
+                "provisional")],
+              "bundle whose meta.json lists tensor1, which is missing"))
+cases.append(("bundle_missing_tensor/call0/tensor0.npy", NPY_F32_2, [], ""))
+
+# Support file (valid): the module that `pack` rows use.
+cases.append(("module.hlo", b"\x0a\x01m", [], ""))
+
+
+def main():
+    rows = []
+    seen = set()
+    for name, data, checks, what in cases:
+        assert name not in seen, name
+        seen.add(name)
+        path = os.path.join(OUT, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        target = name
+        if name.startswith("bundle_missing_tensor/"):
+            target = "bundle_missing_tensor/call0"
+        for cmd, code_exit, code, frame, frag, state in checks:
+            rows.append("\t".join([target, cmd, str(code_exit), code, frame,
+                                   frag, state, what]))
+    with open(os.path.join(HERE, "manifest.tsv"), "w") as f:
+        f.write("# generated by make_corpus.py; see its docstring\n")
+        f.write("file\tcommand\texit\tcode\tframe\tfragment\tstate\twhat\n")
+        f.write("\n".join(rows) + "\n")
+    n_files = len({r.split("\t")[0] for r in rows})
+    print(f"{n_files} malformed inputs, {len(rows)} manifest rows",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

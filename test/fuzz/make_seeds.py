@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes the fuzz seed corpora test/fuzz/corpus/<target>/ from hand-written
+bytes (the helpers of test/corpus/make_corpus.py, which follow the spec, not
+this project's writer). Targets whose first input byte selects options
+(box, composite, decomposed) get a 0x00 (strict) or 0x01 (lenient) prefix.
+
+Run: /usr/bin/python3 test/fuzz/make_seeds.py
+"""
+import os
+import shutil
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "corpus"))
+import make_corpus as mc  # noqa: E402
+
+ROOT = os.path.join(HERE, "corpus")
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
+                         "npy_header", "shape", "roundtrip")}
+
+# --- box ----------------------------------------------------------------------
+seeds["box"]["zero"] = b"\x00" + mc.box(0)
+seeds["box"]["v128"] = b"\x00" + mc.box(128)
+seeds["box"]["max"] = b"\x00" + mc.box((1 << 64) - 1)
+seeds["box"]["unpacked"] = b"\x00" + b"\x02\x38\x05"
+# LiteralUtil::CreateR0<uint64_t>(7).ToProto(), older XLA: empty layout.
+seeds["box"]["with_shape"] = b"\x00" + b"\x09\x0a\x04\x10\x09\x2a\x00\x3a\x01\x07"
+# Modern XLA: layout { tail_padding_alignment_in_elements: 1 } (field 16).
+seeds["box"]["tail_padding"] = (b"\x01" + b"\x0c\x0a\x07\x10\x09\x2a\x03\x80"
+                                b"\x01\x01\x3a\x01\x07")
+seeds["box"]["lenient_0x80"] = b"\x01\x80" + b"\x3a\x01\x01" + b"\x00" * 125
+
+# --- shapes and literals --------------------------------------------------------
+F32_23 = mc.shape(mc.F32, [2, 3])
+TUP = (mc.field(2, 0) + mc.varint(mc.TUPLE) + mc.ld(4, F32_23) +
+       mc.ld(4, mc.shape(4, [])))
+DYN = mc.shape(mc.F32, [4, 8]) + mc.packed(6, [1, 0])
+seeds["shape"]["f32_2x3"] = F32_23
+seeds["shape"]["tuple"] = TUP
+seeds["shape"]["dynamic"] = DYN
+seeds["shape"]["scalar_no_layout"] = mc.field(2, 0) + mc.varint(16)
+seeds["shape"]["tiles"] = (mc.field(2, 0) + mc.varint(mc.F32) +
+                           mc.packed(3, [8]) +
+                           mc.ld(5, mc.packed(1, [0]) + mc.ld(6, b"\x0a\x01\x08")))
+
+LIT = mc.LIT
+LIT_S32 = mc.ld(1, mc.shape(4, [3])) + mc.packed(4, [1, -1, 300])
+LIT_BF16 = mc.ld(1, mc.shape(16, [2])) + mc.ld(13, b"\x80\x3f\x00\x40")
+LIT_TUPLE = mc.ld(1, TUP) + mc.ld(10, mc.f32_literal([2, 3]))
+bodies = [LIT, LIT_S32, LIT_BF16, LIT_TUPLE]
+
+seeds["composite"]["one"] = b"\x00" + mc.block([LIT])
+seeds["composite"]["four"] = b"\x00" + mc.block(bodies)
+seeds["composite"]["empty"] = b"\x00" + mc.block([])
+
+seeds["decomposed"]["good"] = b"\x00" + mc.GOOD
+seeds["decomposed"]["no_region2"] = b"\x00" + mc.HEADER + mc.block(bodies)
+seeds["decomposed"]["boxes_with_shape"] = (
+    b"\x00" + b"\x09\x0a\x04\x10\x09\x2a\x00\x3a\x01\x00" +
+    b"\x09\x0a\x04\x10\x09\x2a\x00\x3a\x01\x01" +
+    b"\x09\x0a\x04\x10\x09\x2a\x00\x3a\x01" + bytes([len(LIT)]) + LIT)
+with open(os.path.join(REPO, "examples", "example.decomposed_hlo_snapshot"),
+          "rb") as f:
+    example = f.read()
+seeds["decomposed"]["example"] = b"\x00" + example
+# The malformed corpus is a good start for finding the edges.
+files = os.path.join(REPO, "test", "corpus", "files")
+for name in sorted(os.listdir(files)):
+    if name.endswith(".bin"):
+        with open(os.path.join(files, name), "rb") as f:
+            seeds["decomposed"]["bad_" + name[:-4]] = b"\x00" + f.read()
+
+# --- classic snapshot ------------------------------------------------------------
+# The example's region [0] is an HloSnapshot {hlo {hlo_module {...}}}; add
+# arguments (field 2) and a result (field 3) by hand.
+snap_len = example[3]
+assert example[:3] == b"\x03\x3a\x01"
+SNAP = example[4:4 + snap_len]
+seeds["snapshot"]["module_only"] = SNAP
+seeds["snapshot"]["with_literals"] = (SNAP + mc.ld(2, LIT) + mc.ld(2, LIT_S32) +
+                                      mc.ld(3, LIT_TUPLE) + mc.ld(4, b"neuron"))
+seeds["snapshot"]["empty"] = b""
+
+# --- npy -----------------------------------------------------------------------
+def npy(text, major=1):
+    text = text.encode()
+    fixed = 10 if major == 1 else 12
+    pad = (-(fixed + len(text) + 1)) % 64
+    text += b" " * pad + b"\n"
+    if major == 1:
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text
+    return b"\x93NUMPY" + bytes([major, 0]) + struct.pack("<I", len(text)) + text
+
+seeds["npy_header"]["f4_2"] = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }")
+seeds["npy_header"]["scalar"] = npy("{'descr': '|b1', 'fortran_order': False, 'shape': (), }")
+seeds["npy_header"]["v2_fortran"] = npy("{'shape': (2, 3), 'fortran_order': True, 'descr': '<i8'}", 2)
+seeds["npy_header"]["v3_void"] = npy('{"descr": "|V2", "fortran_order": False, "shape": (4, 5, 6)}', 3)
+
+# --- round trip: the input drives the writer; any bytes will do -------------
+seeds["roundtrip"]["a"] = bytes(range(64))
+seeds["roundtrip"]["b"] = b"\xff" * 32 + b"\x01" * 200
+seeds["roundtrip"]["c"] = mc.GOOD * 4
+
+
+def main():
+    for target, files in seeds.items():
+        d = os.path.join(ROOT, target)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for name, data in files.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+    print(", ".join(f"{t}: {len(f)}" for t, f in seeds.items()), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
