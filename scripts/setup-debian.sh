@@ -8,6 +8,9 @@ PKGS=(cmake ninja-build g++ pkg-config
       googletest libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev
       python3 python3-numpy python3-torch)
+# --fuzz: also clang-14 and its runtime libraries (libFuzzer, ASan), for
+# scripts/fuzz.sh and scripts/ci-hardening.sh.
+if [ "${1:-}" = "--fuzz" ]; then PKGS+=(clang-14 libclang-rt-14-dev); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
