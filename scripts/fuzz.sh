@@ -41,6 +41,13 @@ printf "target\tseconds\texecutions\texec_per_s\tcorpus\tresult\n" > "$REPORT"
 failed=0
 for t in "${TARGETS[@]}"; do
   name="${t%_fuzz}"
+  if [ ! -x "$BUILD/bin/${name}_fuzz" ]; then
+    # A target for an API that has not landed yet (its "fuzz-requires:"
+    # header is missing): listed, not silently dropped.
+    need=$(sed -n '1s|^// fuzz-requires: ||p' "test/fuzz/${name}_fuzz.cc")
+    printf "%s\t-\t-\t-\t-\tNOT BUILT (needs %s)\n" "$name" "${need:-?}" >> "$REPORT"
+    continue
+  fi
   seeds="test/fuzz/corpus/$name"
   work="$BUILD/corpus/$name"
   findings="$BUILD/findings/$name"
@@ -53,8 +60,8 @@ for t in "${TARGETS[@]}"; do
     "$work" "$seeds" >"$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}')
-  rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}')
+  execs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
   corpus=$(ls "$work" | wc -l)
   if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc=$rc)"; failed=1; fi
   printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$SECONDS_EACH" "${execs:-?}" \

@@ -19,7 +19,8 @@ ROOT = os.path.join(HERE, "corpus")
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
-                         "npy_header", "shape", "roundtrip")}
+                         "npy_header", "shape", "roundtrip",
+                         "literal_decoder", "unpack_cmdline")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -98,6 +99,28 @@ seeds["npy_header"]["f4_2"] = npy("{'descr': '<f4', 'fortran_order': False, 'sha
 seeds["npy_header"]["scalar"] = npy("{'descr': '|b1', 'fortran_order': False, 'shape': (), }")
 seeds["npy_header"]["v2_fortran"] = npy("{'shape': (2, 3), 'fortran_order': True, 'descr': '<i8'}", 2)
 seeds["npy_header"]["v3_void"] = npy('{"descr": "|V2", "fortran_order": False, "shape": (4, 5, 6)}', 3)
+
+# --- streaming literal decoder: byte 0 = buffer size / split point ----------
+seeds["literal_decoder"]["f32"] = b"\x03" + LIT
+seeds["literal_decoder"]["s32"] = b"\x11" + LIT_S32
+seeds["literal_decoder"]["bf16"] = b"\x07" + LIT_BF16
+seeds["literal_decoder"]["fortran"] = b"\x05" + mc.f32_literal([2, 3], m2m=[0, 1])
+seeds["literal_decoder"]["transpose"] = (
+    b"\x02" + mc.ld(1, mc.shape(mc.F32, [2, 3, 4], m2m=[1, 0, 2])) +
+    mc.ld(8, bytes(96)))
+seeds["literal_decoder"]["data_first_unpacked"] = (
+    b"\x01" + mc.field(4, 0) + mc.varint(7) + mc.field(4, 0) + mc.varint(9) +
+    mc.ld(1, mc.shape(4, [2])))
+seeds["literal_decoder"]["pred"] = (b"\x00" + mc.ld(1, mc.shape(1, [3])) +
+                                    mc.packed(2, [1, 0, 1]))
+
+# --- snapshot-unpack command line: arguments separated by NUL -------------------
+seeds["unpack_cmdline"]["decomposed"] = (
+    b"-snapshot-type=decomposed\0--dump-snapshot-outputs\0-output-prefix\0"
+    b"out/\0x.decomposed_hlo_snapshot")
+seeds["unpack_cmdline"]["module"] = b"--module=m.hlo\0-dump-snapshot-outputs=false\0x"
+seeds["unpack_cmdline"]["help"] = b"-help"
+seeds["unpack_cmdline"]["dashdash"] = b"--\0-weird-name"
 
 # --- round trip: the input drives the writer; any bytes will do -------------
 seeds["roundtrip"]["a"] = bytes(range(64))
