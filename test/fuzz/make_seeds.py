@@ -20,7 +20,8 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
-                         "literal_decoder", "unpack_cmdline")}
+                         "literal_decoder", "unpack_cmdline", "npy_reader",
+                         "bundle_meta")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -121,6 +122,34 @@ seeds["unpack_cmdline"]["decomposed"] = (
 seeds["unpack_cmdline"]["module"] = b"--module=m.hlo\0-dump-snapshot-outputs=false\0x"
 seeds["unpack_cmdline"]["help"] = b"-help"
 seeds["unpack_cmdline"]["dashdash"] = b"--\0-weird-name"
+
+# --- streaming npy reader: byte 0 = options ----------------------------------
+F4_2 = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }")
+seeds["npy_reader"]["f4"] = b"\x03" + F4_2 + struct.pack("<2f", 1.5, -2)
+seeds["npy_reader"]["big_endian_i2"] = (
+    b"\x01" + npy("{'descr': '>i2', 'fortran_order': False, 'shape': (3,), }")
+    + b"\x00\x01\x00\x02\x80\x00")
+seeds["npy_reader"]["void_bf16"] = (
+    b"\x06" + npy("{'descr': '|V2', 'fortran_order': False, 'shape': (2, 1), }")
+    + b"\x80\x3f\x00\x40")
+seeds["npy_reader"]["c16_fortran"] = (
+    b"\x03" + npy("{'descr': '<c16', 'fortran_order': True, 'shape': (1, 1), }")
+    + bytes(16))
+
+# --- bundle meta.json + tensor0.npy, split at "\0\0" ---------------------------
+META1 = mc.META.replace(b""",
+    {
+      "dtype": "torch.float32",
+      "index": 1,
+      "shape": [2]
+    }""", b"")
+assert META1 != mc.META
+seeds["bundle_meta"]["one_npy"] = META1 + b"\0\0" + mc.NPY_F32_2
+seeds["bundle_meta"]["missing_tensor"] = mc.META + b"\0\0" + mc.NPY_F32_2
+seeds["bundle_meta"]["bf16"] = (
+    META1.replace(b"torch.float32", b"torch.bfloat16") + b"\0\0" +
+    npy("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }") +
+    b"\x80\x3f\x00\x40")
 
 # --- round trip: the input drives the writer; any bytes will do -------------
 seeds["roundtrip"]["a"] = bytes(range(64))
