@@ -271,9 +271,10 @@ absl::Status BoxSlowPath(S& src, const Frame& frame,
         absl::StatusCode::kInvalidArgument, frame, start,
         "a length byte 1..127",
         absl::StrCat(Hex(len),
-                     " (snapshot-unpack reads it as a signed char, "
-                     "giving a negative length; use the lenient option to "
-                     "read it as unsigned)"));
+                     " (snapshot-unpack reads the length byte as a signed "
+                     "char and sign-extends it to a negative length; the "
+                     "lenient option reads it as unsigned, as AWS's Python "
+                     "reader does)"));
   }
   if (!src.Pull(1 + size_t{len})) {
     if (!src.status().ok()) return Prefix(src.status(), frame.str());
