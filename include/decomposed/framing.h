@@ -105,9 +105,13 @@ absl::Status ReadToString(S& src, uint64_t length, const Frame& frame,
   out->clear();
   if (absl::Status s = CheckHeld(src, length, frame); !s.ok()) return s;
   if (Remaining(src)) {
+    // The source holds the bytes (checked above): read them in one go.
+    uint64_t start = src.position();
     out->resize(static_cast<size_t>(length));
     if (!src.Read(out->data(), static_cast<size_t>(length))) {
-      return SourceEnded(src, frame, length, 0, src.position());
+      uint64_t got = src.position() - start;
+      out->clear();
+      return SourceEnded(src, frame, length, got, start);
     }
     return absl::OkStatus();
   }
@@ -428,9 +432,12 @@ class DecomposedWriter {
     return SinkStatus();
   }
   absl::Status Finish() {
-    if (state_ == kHeader) {
-      return absl::FailedPreconditionError("Finish: no inputs block written");
+    if (state_ == kStart || state_ == kHeader) {
+      return absl::FailedPreconditionError(
+          state_ == kStart ? "Finish: no snapshot written"
+                           : "Finish: no inputs block written");
     }
+    if (state_ == kDone) return Order("Finish");
     if (absl::Status s = CheckBlockDone(); !s.ok()) return s;
     if (state_ == kInputs && options_.write_output_count) {
       WriteBox(sink_, 0, options_.box);
