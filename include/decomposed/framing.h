@@ -316,7 +316,9 @@ class DecomposedReader {
                         rem ? absl::StrCat(*rem, " more bytes")
                             : std::string("more bytes"));
     }
-    if (!src_.status().ok()) return src_.status();
+    if (!src_.status().ok()) {
+      return Prefix(src_.status(), "end of data after region [2]");
+    }
     return absl::OkStatus();
   }
 
