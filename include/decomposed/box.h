@@ -38,6 +38,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -252,9 +253,12 @@ inline absl::Status ParseBoxPayload(const char* p, size_t n, uint64_t base,
   return absl::OkStatus();
 }
 
+// The general box decoder, out of line. `frame` and `options` are taken by
+// value so that callers build them only on this path.
 template <ByteSource S>
-absl::Status BoxSlowPath(S& src, const Frame& frame,
-                         const BoxReadOptions& options, uint64_t* value) {
+[[gnu::noinline]] absl::Status BoxSlowPath(S& src, Frame frame,
+                                           BoxReadOptions options,
+                                           uint64_t* value) {
   uint64_t start = src.position();
   if (!src.Pull(1)) {
     if (!src.status().ok()) return Prefix(src.status(), frame.str());
@@ -296,11 +300,33 @@ template <ByteSource S>
 inline absl::StatusOr<uint64_t> ReadBox(S& src, const Frame& frame,
                                         const BoxReadOptions& options = {}) {
   // Fast path: the minimal packed box `[n+2] 3a [n] <n-byte varint>` fully
-  // inside the window.
+  // inside the window (what EncodeBox writes, and what every producer seen
+  // so far writes). Anything else, including a varint that ends early or
+  // overflows, takes the general path, which accepts and rejects exactly
+  // the same bytes (box_test checks this).
   if (src.available() >= 13) [[likely]] {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(src.cursor());
-    uint8_t n = p[2];
-    if (p[1] == 0x3a && n >= 1 && n <= 10 && p[0] == n + 2) {
+    const unsigned n = p[2];
+    if (p[1] == 0x3a && p[0] == n + 2 && n - 1u < 8u) [[likely]] {
+      // Varints of 1..8 bytes, decoded without a branch per byte: the
+      // first byte whose high bit is clear must be byte n-1, then the low
+      // 7 bits of the n bytes are packed together (SWAR).
+      uint64_t x = wire::LoadLE64(src.cursor() + 3);
+      uint64_t stops = ~x & 0x8080808080808080u;
+      if (stops != 0 &&
+          static_cast<unsigned>(__builtin_ctzll(stops)) >> 3 == n - 1)
+          [[likely]] {
+        const unsigned drop = 64 - 8 * n;  // bytes past the varint
+        x = (x << drop) >> drop;
+        x &= 0x7f7f7f7f7f7f7f7fu;
+        x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+        x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+        x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+        src.Advance(3 + n);
+        return x;
+      }
+    } else if (p[1] == 0x3a && p[0] == n + 2 && (n == 9 || n == 10)) {
+      // 9- and 10-byte varints (values of 2^56 and more), byte by byte.
       const uint8_t* q = p + 3;
       uint64_t v = 0;
       unsigned i = 0;
@@ -317,7 +343,17 @@ inline absl::StatusOr<uint64_t> ReadBox(S& src, const Frame& frame,
     }
   }
   uint64_t v = 0;
-  absl::Status s = internal::BoxSlowPath(src, frame, options, &v);
+  absl::Status s;
+  if constexpr (std::is_trivially_copyable_v<S>) {
+    // Run the slow path on a copy: the caller's source never has its
+    // address taken, so its cursor can live in a register across a loop
+    // of ReadBox calls instead of going through memory on every box.
+    S copy = src;
+    s = internal::BoxSlowPath(copy, frame, options, &v);
+    src = copy;
+  } else {
+    s = internal::BoxSlowPath(src, frame, options, &v);
+  }
   if (!s.ok()) return s;
   return v;
 }
