@@ -308,17 +308,15 @@ inline absl::StatusOr<uint64_t> ReadBox(S& src, const Frame& frame,
     const uint8_t* p = reinterpret_cast<const uint8_t*>(src.cursor());
     const unsigned n = p[2];
     if (p[1] == 0x3a && p[0] == n + 2 && n - 1u < 8u) [[likely]] {
-      // Varints of 1..8 bytes, decoded without a branch per byte: the
-      // first byte whose high bit is clear must be byte n-1, then the low
-      // 7 bits of the n bytes are packed together (SWAR).
+      // Varints of 1..8 bytes, decoded without a branch per byte: keep the
+      // n bytes of the varint, check that exactly the first n-1 carry the
+      // continuation bit, then pack their low 7 bits together (SWAR).
+      constexpr uint64_t kHigh = 0x8080808080808080u;
+      const unsigned drop = 64 - 8 * n;  // bits past the varint
       uint64_t x = wire::LoadLE64(src.cursor() + 3);
-      uint64_t stops = ~x & 0x8080808080808080u;
-      if (stops != 0 &&
-          static_cast<unsigned>(__builtin_ctzll(stops)) >> 3 == n - 1)
-          [[likely]] {
-        const unsigned drop = 64 - 8 * n;  // bytes past the varint
-        x = (x << drop) >> drop;
-        x &= 0x7f7f7f7f7f7f7f7fu;
+      x = (x << drop) >> drop;
+      if ((x & kHigh) == ((kHigh >> drop) >> 8)) [[likely]] {
+        x &= ~kHigh;
         x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
         x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
         x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
