@@ -165,6 +165,21 @@ TEST(FdSinkTest, WriteErrorDevFull) {
   EXPECT_FALSE(direct.status().ok());
 }
 
+TEST(FdSinkTest, WriterReportsTheSinkError) {
+  int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) GTEST_SKIP() << "no /dev/full";
+  FdSink sink{OwnedFd(fd), 16};
+  DecomposedWriter<FdSink> w(sink);
+  // Everything fits the 16-byte buffer until the body; the first flush
+  // fails, and every later call reports the same sticky error.
+  EXPECT_TRUE(w.WriteSnapshot("snap").ok());
+  EXPECT_TRUE(w.BeginInputs(1).ok());
+  absl::Status s = w.WriteElement(std::string(100, 'b'));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);  // ENOSPC
+  EXPECT_THAT(s.message(), HasSubstr("No space left on device"));
+  EXPECT_EQ(w.Finish().code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(FdSinkTest, WriteErrorReadOnlyFd) {
   TempDir dir;
   int fd = ::open(dir.Write("f", "x").c_str(), O_RDONLY | O_CLOEXEC);
