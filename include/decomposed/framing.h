@@ -207,7 +207,13 @@ class RepeatedReader {
           BodyFrame().str(), ": consumer read past the body end (at byte ",
           pos, ")"));
     }
-    return SkipBytes(src_, body_end_ - pos, BodyFrame());
+    uint64_t left = body_end_ - pos;
+    if (left <= src_.available()) [[likely]] {
+      // The rest of the body is in the window (or nothing is left).
+      src_.Advance(static_cast<size_t>(left));
+      return absl::OkStatus();
+    }
+    return SkipBytes(src_, left, BodyFrame());
   }
 
   uint64_t count() const { return count_; }
