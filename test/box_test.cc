@@ -160,6 +160,21 @@ TEST(BoxTest, DecodesShapeWithTailPaddingInReverseOrder) {
   EXPECT_EQ(*Decode(HexBytes("0b 0a 06 10 09 2a 02 40 01 3a 01 07")), 7u);
 }
 
+TEST(BoxTest, DecodesModernXlaShape) {
+  // Modern XLA's Layout::ToProto always writes
+  // tail_padding_alignment_in_elements = 1: layout 80 01 01 -> 2a 03 80 01 01,
+  // shape 10 09 2a 03 80 01 01 (7 bytes) -> 0a 07 ... (9 bytes).
+  // Value 5: 3a 01 05. L = 9 + 3 = 12 = 0c.
+  std::string b = HexBytes("0c 0a 07 10 09 2a 03 80 01 01 3a 01 05");
+  EXPECT_EQ(*Decode(b), 5u);
+  EXPECT_EQ(*Decode(b + std::string(20, '\0')), 5u);  // fast path
+  EXPECT_EQ(*DecodeSlow(b), 5u);
+  // 2^64-1: 3a 0a ff x9 01, L = 9 + 12 = 21 = 0x15.
+  b = HexBytes("15 0a 07 10 09 2a 03 80 01 01 3a 0a ff ff ff ff ff ff ff ff ff 01");
+  EXPECT_EQ(*Decode(b + std::string(20, '\0')), kMax);
+  EXPECT_EQ(*DecodeSlow(b), kMax);
+}
+
 TEST(BoxTest, RoundTrips) {
   std::vector<uint64_t> values = {0, 1, 127, 128, uint64_t{1} << 32, kMax};
   for (int b = 0; b < 64; ++b) {
@@ -425,9 +440,15 @@ TEST(BoxStrictTest, OffsetsIncludeBase) {
 // reject the same bytes. Random mutations of valid boxes.
 TEST(BoxStrictTest, FastAndSlowPathsAgree) {
   std::mt19937_64 rng(7);
-  for (int i = 0; i < 20000; ++i) {
+  for (int i = 0; i < 60000; ++i) {
     uint64_t v = rng() >> (rng() % 64);
-    std::string b = Encode(v, BoxWriteOptions{(i & 1) != 0});
+    std::string b = Encode(v, BoxWriteOptions{(i % 3) == 1});
+    if (i % 3 == 2) {
+      // The modern XLA shape (see DecodesModernXlaShape).
+      std::string m = Encode(v);
+      b = static_cast<char>(m[0] + 9) +
+          HexBytes("0a 07 10 09 2a 03 80 01 01") + m.substr(1);
+    }
     int flips = static_cast<int>(rng() % 3);
     for (int k = 0; k < flips; ++k) {
       size_t at = rng() % b.size();

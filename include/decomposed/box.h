@@ -293,50 +293,89 @@ template <ByteSource S>
 
 }  // namespace internal
 
+namespace internal {
+
+// Decodes the varint at `p` if it is exactly `n` bytes long (bytes 0..n-2
+// carry the continuation bit, byte n-1 does not) and fits in 64 bits.
+// Reads 8 bytes at `p` when n <= 8, n bytes otherwise.
+inline bool DecodeExactVarint(const uint8_t* p, unsigned n, uint64_t* out) {
+  if (n - 1u < 8u) [[likely]] {
+    // 1..8 bytes, no branch per byte: keep the n bytes, check the
+    // continuation bits with one compare, pack the 7-bit groups (SWAR).
+    constexpr uint64_t kHigh = 0x8080808080808080u;
+    const unsigned drop = 64 - 8 * n;  // bits past the varint
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    x = (x << drop) >> drop;
+    if ((x & kHigh) != ((kHigh >> drop) >> 8)) return false;
+    x &= ~kHigh;
+    x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+    x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+    *out = x;
+    return true;
+  }
+  if (n != 9 && n != 10) return false;
+  // 9 and 10 bytes (values of 2^56 and more), byte by byte.
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    uint64_t b = p[i];
+    if ((b >= 0x80) != (i + 1 < n)) return false;
+    v |= (b & 0x7f) << (7 * i);
+  }
+  if (n == 10 && p[9] > 1) return false;  // bits beyond 64
+  *out = v;
+  return true;
+}
+
+// Bytes of the two U64 scalar shapes XLA puts in a box, counted from the
+// shape tag at `p` (0a), or 0 for any other bytes:
+//   0a 04 10 09 2a 00            shape {element_type: U64 layout {}}
+//   0a 07 10 09 2a 03 80 01 01   ... layout {tail_padding_alignment_in_elements: 1}
+// Reads up to 10 bytes at `p`.
+inline unsigned KnownBoxShapeBytes(const uint8_t* p) {
+  if (p[0] != 0x0a) return 0;
+  uint32_t head;
+  std::memcpy(&head, p + 2, 4);
+  if (p[1] == 4 && head == 0x002a0910u) return 6;
+  if (p[1] == 7 && head == 0x032a0910u && p[6] == 0x80 && p[7] == 0x01 &&
+      p[8] == 0x01) {
+    return 9;
+  }
+  return 0;
+}
+
+}  // namespace internal
+
 // Reads one box from `src`. On success the source is just past the box.
 // On error the source position is unspecified. `frame` names the box in
 // error messages.
 template <ByteSource S>
 inline absl::StatusOr<uint64_t> ReadBox(S& src, const Frame& frame,
                                         const BoxReadOptions& options = {}) {
-  // Fast path: the minimal packed box `[n+2] 3a [n] <n-byte varint>` fully
-  // inside the window (what EncodeBox writes, and what every producer seen
-  // so far writes). Anything else, including a varint that ends early or
-  // overflows, takes the general path, which accepts and rejects exactly
+  // Fast path: `[L] <shape> 3a [n] <n-byte varint>` fully inside the window,
+  // where <shape> is empty (the minimal box EncodeBox writes) or one of the
+  // two shapes XLA writes, and the varint ends exactly at the box end.
+  // Anything else takes the general path, which accepts and rejects exactly
   // the same bytes (box_test checks this).
   if (src.available() >= 13) [[likely]] {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(src.cursor());
     const unsigned n = p[2];
-    if (p[1] == 0x3a && p[0] == n + 2 && n - 1u < 8u) [[likely]] {
-      // Varints of 1..8 bytes, decoded without a branch per byte: keep the
-      // n bytes of the varint, check that exactly the first n-1 carry the
-      // continuation bit, then pack their low 7 bits together (SWAR).
-      constexpr uint64_t kHigh = 0x8080808080808080u;
-      const unsigned drop = 64 - 8 * n;  // bits past the varint
-      uint64_t x = wire::LoadLE64(src.cursor() + 3);
-      x = (x << drop) >> drop;
-      if ((x & kHigh) == ((kHigh >> drop) >> 8)) [[likely]] {
-        x &= ~kHigh;
-        x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
-        x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
-        x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+    uint64_t x;
+    if (p[1] == 0x3a && p[0] == n + 2) [[likely]] {
+      if (internal::DecodeExactVarint(p + 3, n, &x)) [[likely]] {
         src.Advance(3 + n);
         return x;
       }
-    } else if (p[1] == 0x3a && p[0] == n + 2 && (n == 9 || n == 10)) {
-      // 9- and 10-byte varints (values of 2^56 and more), byte by byte.
-      const uint8_t* q = p + 3;
-      uint64_t v = 0;
-      unsigned i = 0;
-      for (;; ++i) {
-        uint64_t b = q[i];
-        v |= (b & 0x7f) << (7 * i);
-        if (b < 0x80 || i + 1 == n) break;
-      }
-      // The varint must end exactly at the box end, with no overflow.
-      if (i + 1 == n && q[i] < 0x80 && !(n == 10 && q[9] > 1)) {
-        src.Advance(3 + n);
-        return v;
+    } else if (src.available() >= 22) {
+      // A shaped box is at most 1 + 9 + 2 + 10 bytes.
+      const unsigned h = internal::KnownBoxShapeBytes(p + 1);
+      const uint8_t* q = p + 1 + h;
+      const unsigned m = q[1];
+      if (h != 0 && q[0] == 0x3a && p[0] == h + 2 + m &&
+          internal::DecodeExactVarint(q + 2, m, &x)) {
+        src.Advance(3 + h + m);
+        return x;
       }
     }
   }
