@@ -68,7 +68,14 @@ inline constexpr size_t kMaxBoxBytes = 19;
 // Smallest legal box: 1 length byte + unpacked `38 00`.
 inline constexpr size_t kMinBoxBytes = 3;
 
-// Encodes `value` as a box into `out` (kMaxBoxBytes bytes); returns its size.
+// Bytes of the minimal varint of v: 1 + floor(bit_length(v) - 1) / 7.
+inline size_t BoxVarintSize(uint64_t v) {
+  return (63 - static_cast<size_t>(__builtin_clzll(v | 1))) / 7 + 1;
+}
+
+// Encodes `value` as a box into `out` and returns its size. `out` must have
+// room for kMaxBoxBytes bytes: the bytes past the returned size may be
+// overwritten with scratch.
 inline size_t EncodeBox(uint64_t value, char* out,
                         const BoxWriteOptions& options = {}) {
   char* p = out + 1;
@@ -77,17 +84,30 @@ inline size_t EncodeBox(uint64_t value, char* out,
     std::memcpy(p, kShape, sizeof kShape);
     p += sizeof kShape;
   }
-  *p++ = 0x3a;
-  *p++ = static_cast<char>(wire::VarintSize(value));
-  p = wire::WriteVarint(value, p);
-  size_t n = static_cast<size_t>(p - out);
-  out[0] = static_cast<char>(n - 1);
-  return n;
+  const size_t n = BoxVarintSize(value);
+  p[0] = 0x3a;
+  p[1] = static_cast<char>(n);
+  if (n <= 8) [[likely]] {
+    // Spread the 7-bit groups into bytes and set the continuation bit of
+    // all but the last (the inverse of the SWAR decode in ReadBox).
+    constexpr uint64_t kHigh = 0x8080808080808080u;
+    uint64_t x = value;
+    x = (x & 0x000000000fffffffu) | ((x & 0x00fffffff0000000u) << 4);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x0fffc0000fffc000u) << 2);
+    x = (x & 0x007f007f007f007fu) | ((x & 0x3f803f803f803f80u) << 1);
+    x |= (kHigh >> (64 - 8 * n)) >> 8;
+    std::memcpy(p + 2, &x, 8);  // p + 2 + 8 <= out + kMaxBoxBytes
+  } else {
+    wire::WriteVarint(value, p + 2);
+  }
+  const size_t size = (p - out) + 2 + n;
+  out[0] = static_cast<char>(size - 1);
+  return size;
 }
 
 // Size of the box EncodeBox would write.
 inline size_t BoxSize(uint64_t value, const BoxWriteOptions& options = {}) {
-  return 3 + (options.with_shape ? 6 : 0) + wire::VarintSize(value);
+  return 3 + (options.with_shape ? 6 : 0) + BoxVarintSize(value);
 }
 
 template <ByteSink K>
