@@ -38,6 +38,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -67,7 +68,14 @@ inline constexpr size_t kMaxBoxBytes = 19;
 // Smallest legal box: 1 length byte + unpacked `38 00`.
 inline constexpr size_t kMinBoxBytes = 3;
 
-// Encodes `value` as a box into `out` (kMaxBoxBytes bytes); returns its size.
+// Bytes of the minimal varint of v: 1 + floor(bit_length(v) - 1) / 7.
+inline size_t BoxVarintSize(uint64_t v) {
+  return (63 - static_cast<size_t>(__builtin_clzll(v | 1))) / 7 + 1;
+}
+
+// Encodes `value` as a box into `out` and returns its size. `out` must have
+// room for kMaxBoxBytes bytes: the bytes past the returned size may be
+// overwritten with scratch.
 inline size_t EncodeBox(uint64_t value, char* out,
                         const BoxWriteOptions& options = {}) {
   char* p = out + 1;
@@ -76,17 +84,30 @@ inline size_t EncodeBox(uint64_t value, char* out,
     std::memcpy(p, kShape, sizeof kShape);
     p += sizeof kShape;
   }
-  *p++ = 0x3a;
-  *p++ = static_cast<char>(wire::VarintSize(value));
-  p = wire::WriteVarint(value, p);
-  size_t n = static_cast<size_t>(p - out);
-  out[0] = static_cast<char>(n - 1);
-  return n;
+  const size_t n = BoxVarintSize(value);
+  p[0] = 0x3a;
+  p[1] = static_cast<char>(n);
+  if (n <= 8) [[likely]] {
+    // Spread the 7-bit groups into bytes and set the continuation bit of
+    // all but the last (the inverse of the SWAR decode in ReadBox).
+    constexpr uint64_t kHigh = 0x8080808080808080u;
+    uint64_t x = value;
+    x = (x & 0x000000000fffffffu) | ((x & 0x00fffffff0000000u) << 4);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x0fffc0000fffc000u) << 2);
+    x = (x & 0x007f007f007f007fu) | ((x & 0x3f803f803f803f80u) << 1);
+    x |= (kHigh >> (64 - 8 * n)) >> 8;
+    std::memcpy(p + 2, &x, 8);  // p + 2 + 8 <= out + kMaxBoxBytes
+  } else {
+    wire::WriteVarint(value, p + 2);
+  }
+  const size_t size = (p - out) + 2 + n;
+  out[0] = static_cast<char>(size - 1);
+  return size;
 }
 
 // Size of the box EncodeBox would write.
 inline size_t BoxSize(uint64_t value, const BoxWriteOptions& options = {}) {
-  return 3 + (options.with_shape ? 6 : 0) + wire::VarintSize(value);
+  return 3 + (options.with_shape ? 6 : 0) + BoxVarintSize(value);
 }
 
 template <ByteSink K>
@@ -252,9 +273,12 @@ inline absl::Status ParseBoxPayload(const char* p, size_t n, uint64_t base,
   return absl::OkStatus();
 }
 
+// The general box decoder, out of line. `frame` and `options` are taken by
+// value so that callers build them only on this path.
 template <ByteSource S>
-absl::Status BoxSlowPath(S& src, const Frame& frame,
-                         const BoxReadOptions& options, uint64_t* value) {
+[[gnu::noinline]] absl::Status BoxSlowPath(S& src, Frame frame,
+                                           BoxReadOptions options,
+                                           uint64_t* value) {
   uint64_t start = src.position();
   if (!src.Pull(1)) {
     if (!src.status().ok()) return Prefix(src.status(), frame.str());
@@ -271,9 +295,10 @@ absl::Status BoxSlowPath(S& src, const Frame& frame,
         absl::StatusCode::kInvalidArgument, frame, start,
         "a length byte 1..127",
         absl::StrCat(Hex(len),
-                     " (snapshot-unpack reads it as a signed char, "
-                     "giving a negative length; use the lenient option to "
-                     "read it as unsigned)"));
+                     " (snapshot-unpack reads the length byte as a signed "
+                     "char and sign-extends it to a negative length; the "
+                     "lenient option reads it as unsigned, as AWS's Python "
+                     "reader does)"));
   }
   if (!src.Pull(1 + size_t{len})) {
     if (!src.status().ok()) return Prefix(src.status(), frame.str());
@@ -288,35 +313,104 @@ absl::Status BoxSlowPath(S& src, const Frame& frame,
 
 }  // namespace internal
 
+namespace internal {
+
+// Decodes the varint at `p` if it is exactly `n` bytes long (bytes 0..n-2
+// carry the continuation bit, byte n-1 does not) and fits in 64 bits.
+// Reads 8 bytes at `p` when n <= 8, n bytes otherwise.
+inline bool DecodeExactVarint(const uint8_t* p, unsigned n, uint64_t* out) {
+  if (n - 1u < 8u) [[likely]] {
+    // 1..8 bytes, no branch per byte: keep the n bytes, check the
+    // continuation bits with one compare, pack the 7-bit groups (SWAR).
+    constexpr uint64_t kHigh = 0x8080808080808080u;
+    const unsigned drop = 64 - 8 * n;  // bits past the varint
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    x = (x << drop) >> drop;
+    if ((x & kHigh) != ((kHigh >> drop) >> 8)) return false;
+    x &= ~kHigh;
+    x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+    x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+    *out = x;
+    return true;
+  }
+  if (n != 9 && n != 10) return false;
+  // 9 and 10 bytes (values of 2^56 and more), byte by byte.
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    uint64_t b = p[i];
+    if ((b >= 0x80) != (i + 1 < n)) return false;
+    v |= (b & 0x7f) << (7 * i);
+  }
+  if (n == 10 && p[9] > 1) return false;  // bits beyond 64
+  *out = v;
+  return true;
+}
+
+// Bytes of the two U64 scalar shapes XLA puts in a box, counted from the
+// shape tag at `p` (0a), or 0 for any other bytes:
+//   0a 04 10 09 2a 00            shape {element_type: U64 layout {}}
+//   0a 07 10 09 2a 03 80 01 01   ... layout {tail_padding_alignment_in_elements: 1}
+// Reads up to 10 bytes at `p`.
+inline unsigned KnownBoxShapeBytes(const uint8_t* p) {
+  if (p[0] != 0x0a) return 0;
+  uint32_t head;
+  std::memcpy(&head, p + 2, 4);
+  if (p[1] == 4 && head == 0x002a0910u) return 6;
+  if (p[1] == 7 && head == 0x032a0910u && p[6] == 0x80 && p[7] == 0x01 &&
+      p[8] == 0x01) {
+    return 9;
+  }
+  return 0;
+}
+
+}  // namespace internal
+
 // Reads one box from `src`. On success the source is just past the box.
 // On error the source position is unspecified. `frame` names the box in
 // error messages.
 template <ByteSource S>
 inline absl::StatusOr<uint64_t> ReadBox(S& src, const Frame& frame,
                                         const BoxReadOptions& options = {}) {
-  // Fast path: the minimal packed box `[n+2] 3a [n] <n-byte varint>` fully
-  // inside the window.
+  // Fast path: `[L] <shape> 3a [n] <n-byte varint>` fully inside the window,
+  // where <shape> is empty (the minimal box EncodeBox writes) or one of the
+  // two shapes XLA writes, and the varint ends exactly at the box end.
+  // Anything else takes the general path, which accepts and rejects exactly
+  // the same bytes (box_test checks this).
   if (src.available() >= 13) [[likely]] {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(src.cursor());
-    uint8_t n = p[2];
-    if (p[1] == 0x3a && n >= 1 && n <= 10 && p[0] == n + 2) {
-      const uint8_t* q = p + 3;
-      uint64_t v = 0;
-      unsigned i = 0;
-      for (;; ++i) {
-        uint64_t b = q[i];
-        v |= (b & 0x7f) << (7 * i);
-        if (b < 0x80 || i + 1 == n) break;
-      }
-      // The varint must end exactly at the box end, with no overflow.
-      if (i + 1 == n && q[i] < 0x80 && !(n == 10 && q[9] > 1)) {
+    const unsigned n = p[2];
+    uint64_t x;
+    if (p[1] == 0x3a && p[0] == n + 2) [[likely]] {
+      if (internal::DecodeExactVarint(p + 3, n, &x)) [[likely]] {
         src.Advance(3 + n);
-        return v;
+        return x;
+      }
+    } else if (src.available() >= 22) {
+      // A shaped box is at most 1 + 9 + 2 + 10 bytes.
+      const unsigned h = internal::KnownBoxShapeBytes(p + 1);
+      const uint8_t* q = p + 1 + h;
+      const unsigned m = q[1];
+      if (h != 0 && q[0] == 0x3a && p[0] == h + 2 + m &&
+          internal::DecodeExactVarint(q + 2, m, &x)) {
+        src.Advance(3 + h + m);
+        return x;
       }
     }
   }
   uint64_t v = 0;
-  absl::Status s = internal::BoxSlowPath(src, frame, options, &v);
+  absl::Status s;
+  if constexpr (std::is_trivially_copyable_v<S>) {
+    // Run the slow path on a copy: the caller's source never has its
+    // address taken, so its cursor can live in a register across a loop
+    // of ReadBox calls instead of going through memory on every box.
+    S copy = src;
+    s = internal::BoxSlowPath(copy, frame, options, &v);
+    src = copy;
+  } else {
+    s = internal::BoxSlowPath(src, frame, options, &v);
+  }
   if (!s.ok()) return s;
   return v;
 }

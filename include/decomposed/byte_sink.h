@@ -160,7 +160,15 @@ class BasicFdSink {
       : fd_(std::move(fd)),
         capacity_(buffer_size ? buffer_size : 1),
         buffer_(new char[capacity_]) {}
-  BasicFdSink(BasicFdSink&&) = default;
+  // The moved-from sink is left empty: its destructor writes nothing.
+  BasicFdSink(BasicFdSink&& o) noexcept
+      : fd_(std::move(o.fd_)),
+        capacity_(o.capacity_),
+        buffer_(std::move(o.buffer_)),
+        used_(std::exchange(o.used_, 0)),
+        pos_(o.pos_),
+        status_(std::move(o.status_)) {}
+  BasicFdSink& operator=(BasicFdSink&&) = delete;
   ~BasicFdSink() { Flush(); }
 
   bool Write(std::string_view d) {

@@ -52,6 +52,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -135,15 +136,24 @@ class MemorySource {
   std::optional<uint64_t> size() const {
     return base_ + static_cast<uint64_t>(limit_ - begin_);
   }
-  const absl::Status& status() const { return status_; }
+  // Memory cannot fail: always OK.
+  const absl::Status& status() const { return OkStatusRef(); }
 
  private:
+  static const absl::Status& OkStatusRef() {
+    static const absl::Status* ok = new absl::Status();
+    return *ok;
+  }
+
+  // Four plain fields: the source is trivially copyable, so decoders can
+  // run their out-of-line slow paths on a copy and keep the caller's
+  // source in registers (see ReadBox).
   const char* begin_;
   const char* cursor_;
   const char* limit_;
   uint64_t base_;
-  absl::Status status_;
 };
+static_assert(std::is_trivially_copyable_v<MemorySource>);
 
 // ---------------------------------------------------------------------------
 // Owned and borrowed file descriptors, for BasicFdSource / BasicFdSink.

@@ -105,9 +105,13 @@ absl::Status ReadToString(S& src, uint64_t length, const Frame& frame,
   out->clear();
   if (absl::Status s = CheckHeld(src, length, frame); !s.ok()) return s;
   if (Remaining(src)) {
+    // The source holds the bytes (checked above): read them in one go.
+    uint64_t start = src.position();
     out->resize(static_cast<size_t>(length));
     if (!src.Read(out->data(), static_cast<size_t>(length))) {
-      return SourceEnded(src, frame, length, 0, src.position());
+      uint64_t got = src.position() - start;
+      out->clear();
+      return SourceEnded(src, frame, length, got, start);
     }
     return absl::OkStatus();
   }
@@ -203,7 +207,13 @@ class RepeatedReader {
           BodyFrame().str(), ": consumer read past the body end (at byte ",
           pos, ")"));
     }
-    return SkipBytes(src_, body_end_ - pos, BodyFrame());
+    uint64_t left = body_end_ - pos;
+    if (left <= src_.available()) [[likely]] {
+      // The rest of the body is in the window (or nothing is left).
+      src_.Advance(static_cast<size_t>(left));
+      return absl::OkStatus();
+    }
+    return SkipBytes(src_, left, BodyFrame());
   }
 
   uint64_t count() const { return count_; }
@@ -312,7 +322,9 @@ class DecomposedReader {
                         rem ? absl::StrCat(*rem, " more bytes")
                             : std::string("more bytes"));
     }
-    if (!src_.status().ok()) return src_.status();
+    if (!src_.status().ok()) {
+      return Prefix(src_.status(), "end of data after region [2]");
+    }
     return absl::OkStatus();
   }
 
@@ -428,9 +440,12 @@ class DecomposedWriter {
     return SinkStatus();
   }
   absl::Status Finish() {
-    if (state_ == kHeader) {
-      return absl::FailedPreconditionError("Finish: no inputs block written");
+    if (state_ == kStart || state_ == kHeader) {
+      return absl::FailedPreconditionError(
+          state_ == kStart ? "Finish: no snapshot written"
+                           : "Finish: no inputs block written");
     }
+    if (state_ == kDone) return Order("Finish");
     if (absl::Status s = CheckBlockDone(); !s.ok()) return s;
     if (state_ == kInputs && options_.write_output_count) {
       WriteBox(sink_, 0, options_.box);

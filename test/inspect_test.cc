@@ -1,0 +1,178 @@
+// InspectDecomposedFile on examples/example.decomposed_hlo_snapshot, whose
+// layout is worked out below by hand from examples/make_example.py.
+//
+// Shapes (ShapeProto: element_type 2, dimensions 3 packed, layout 5,
+// is_dynamic_dimension 6 packed; LayoutProto.minor_to_major 1 packed):
+//   F32[2,3]: 10 0b | 1a 02 02 03 | 2a 04 (0a 02 01 00) | 32 02 00 00
+//             = 2 + 4 + 6 + 4 = 16 bytes
+//   S32[4]:   10 04 | 1a 01 04 | 2a 03 (0a 01 00) | 32 01 00
+//             = 2 + 3 + 5 + 3 = 13 bytes
+// Region [0], the HloSnapshot:
+//   ProgramShapeProto = 0a 10 <F32> (18) + 0a 0d <S32> (15)
+//                     + 12 14 (10 0d 22 10 <F32>) (22) + 1a 01 78 (3)
+//                     + 1a 01 79 (3)                          = 61 bytes
+//   HloModuleProto    = 0a 07 "example" (9) + 12 04 "main" (6)
+//                     + 22 3d <program shape> (63) + 28 01 (2) = 80 bytes
+//   HloProto          = 0a 50 <module>                          = 82 bytes
+//   HloSnapshot       = 0a 52 <hlo>                             = 84 bytes
+// Literals:
+//   input 0  F32[2,3]: 0a 10 <F32> (18) + 42 18 <24 float bytes> (26) = 44
+//   input 1  S32[4] [-2,-1,0,7]: 0a 0d <S32> (15) + 22 16 <varints
+//            10 + 10 + 1 + 1 bytes> (24)                              = 39
+//   output 0 F32[2,3]: as input 0                                      = 44
+// Every box is a minimal box of a value < 128: 4 bytes.
+//   @0   box(84)   @4 snapshot (84)
+//   @88  box(2)    input count
+//   @92  box(44)   @96 input 0 (44)
+//   @140 box(39)   @144 input 1 (39)
+//   @183 box(1)    output count
+//   @187 box(44)   @191 output 0 (44)
+//   @235 end
+#include "decomposed/inspect.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace decomposed {
+namespace {
+
+using ::decomposed::test::ReadFile;
+using ::decomposed::test::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::string kExample =
+    std::string(DECOMPOSED_SOURCE_DIR) + "/examples/example.decomposed_hlo_snapshot";
+
+void ExpectFrame(const ElementInfo& e, uint64_t box_offset, uint64_t offset,
+                 uint64_t length) {
+  EXPECT_EQ(e.box_offset, box_offset);
+  EXPECT_EQ(e.box_length, offset - box_offset);
+  EXPECT_EQ(e.offset, offset);
+  EXPECT_EQ(e.length, length);
+}
+
+TEST(InspectTest, ExampleLayout) {
+  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->file_size, 235u);
+  ExpectFrame(r->snapshot, 0, 4, 84);
+  EXPECT_EQ(r->input_count_offset, 88u);
+  ASSERT_EQ(r->inputs.size(), 2u);
+  ExpectFrame(r->inputs[0].frame, 92, 96, 44);
+  ExpectFrame(r->inputs[1].frame, 140, 144, 39);
+  ASSERT_TRUE(r->output_count_offset.has_value());
+  EXPECT_EQ(*r->output_count_offset, 183u);
+  ASSERT_EQ(r->outputs.size(), 1u);
+  ExpectFrame(r->outputs[0].frame, 187, 191, 44);
+
+  EXPECT_TRUE(r->inputs[0].has_shape);
+  EXPECT_EQ(r->inputs[0].shape.TypeName(), "F32");
+  EXPECT_THAT(r->inputs[0].shape.dimensions, ElementsAre(2, 3));
+  EXPECT_EQ(r->inputs[0].data_bytes, 24u);  // 6 floats
+  EXPECT_EQ(r->inputs[1].shape.TypeName(), "S32");
+  EXPECT_THAT(r->inputs[1].shape.dimensions, ElementsAre(4));
+  EXPECT_EQ(r->inputs[1].data_bytes, 22u);  // the packed varints
+  EXPECT_EQ(r->outputs[0].shape.TypeName(), "F32");
+
+  ASSERT_TRUE(r->module.has_value());
+  EXPECT_EQ(r->module->name, "example");
+  EXPECT_EQ(r->module->entry_computation_name, "main");
+  EXPECT_THAT(r->module->parameter_names, ElementsAre("x", "y"));
+  EXPECT_THAT(r->module->parameters,
+              ElementsAre("F32[2,3]{1,0}", "S32[4]{0}"));
+}
+
+TEST(InspectTest, JsonHasTheKeysOfIssue2) {
+  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  ASSERT_TRUE(r.ok()) << r.status();
+  nlohmann::ordered_json j = InspectReportJson(*r);
+  // {"type": "decomposed", "snapshot": {"offset", "length"},
+  //  "inputs": [{"offset", "length", "element_type", "dims"}],
+  //  "outputs": [...] or null}; offset/length are the body's.
+  EXPECT_EQ(j["type"], "decomposed");
+  EXPECT_EQ(j["snapshot"]["offset"], 4);
+  EXPECT_EQ(j["snapshot"]["length"], 84);
+  ASSERT_TRUE(j["inputs"].is_array());
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][0]["offset"], 96);
+  EXPECT_EQ(j["inputs"][0]["length"], 44);
+  EXPECT_EQ(j["inputs"][0]["element_type"], "F32");
+  EXPECT_EQ(j["inputs"][0]["dims"], nlohmann::ordered_json({2, 3}));
+  EXPECT_EQ(j["inputs"][1]["offset"], 144);
+  EXPECT_EQ(j["inputs"][1]["length"], 39);
+  EXPECT_EQ(j["inputs"][1]["element_type"], "S32");
+  EXPECT_EQ(j["inputs"][1]["dims"], nlohmann::ordered_json({4}));
+  ASSERT_TRUE(j["outputs"].is_array());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["offset"], 191);
+  EXPECT_EQ(j["outputs"][0]["length"], 44);
+  EXPECT_EQ(j["outputs"][0]["element_type"], "F32");
+  // The length boxes too.
+  EXPECT_EQ(j["inputs"][1]["box"]["offset"], 140);
+  EXPECT_EQ(j["inputs"][1]["box"]["length"], 4);
+  // Round-trips through text.
+  EXPECT_EQ(nlohmann::ordered_json::parse(j.dump()), j);
+}
+
+TEST(InspectTest, OutputsNullWhenRegion2IsAbsent) {
+  TempDir dir;
+  std::string data = ReadFile(kExample);
+  ASSERT_EQ(data.size(), 235u);
+  std::string path = dir.Write("no_outputs", data.substr(0, 183));
+  absl::StatusOr<InspectReport> r = InspectDecomposedFile(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->output_count_offset.has_value());
+  nlohmann::ordered_json j = InspectReportJson(*r);
+  EXPECT_TRUE(j["outputs"].is_null());
+  EXPECT_EQ(j["inputs"].size(), 2u);
+  EXPECT_THAT(InspectReportText(*r), HasSubstr("outputs: absent"));
+}
+
+TEST(InspectTest, ErrorsNameFrameOffsetAndFile) {
+  TempDir dir;
+  std::string data = ReadFile(kExample);
+  // Cut inside input 1's body (@144, 39 bytes): 10 bytes of it remain.
+  std::string path = dir.Write("cut", data.substr(0, 154));
+  absl::StatusOr<InspectReport> r = InspectDecomposedFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(r.status().message(),
+            "input 1 body: declared 39 bytes but 10 remain (at byte 144 of " +
+                path + ")");
+  // Trailing garbage after region [2].
+  path = dir.Write("trailing", data + "xx");
+  r = InspectDecomposedFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("trailing data"));
+  EXPECT_THAT(r.status().message(), HasSubstr("at byte 235 of " + path));
+  // A missing file.
+  r = InspectDecomposedFile(dir.File("missing"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(InspectTest, TextListsEveryFrame) {
+  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string text = InspectReportText(*r);
+  EXPECT_THAT(text, HasSubstr("box @0 (4 bytes), HloSnapshot @4 (84 bytes)"));
+  EXPECT_THAT(text, HasSubstr("input 0: box @92 (4 bytes), body @96 (44 bytes)"));
+  EXPECT_THAT(text, HasSubstr("input 1: box @140 (4 bytes), body @144 (39 bytes)"));
+  EXPECT_THAT(text, HasSubstr("output 0: box @187 (4 bytes), body @191 (44 bytes)"));
+}
+
+TEST(InspectTest, ExampleMatchesItsGenerator) {
+  // The committed example is exactly what make_example.py writes.
+  TempDir dir;
+  std::string out = dir.File("regen");
+  std::string cmd = "/usr/bin/python3 " + std::string(DECOMPOSED_SOURCE_DIR) +
+                    "/examples/make_example.py " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(ReadFile(out), ReadFile(kExample));
+}
+
+}  // namespace
+}  // namespace decomposed

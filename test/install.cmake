@@ -1,0 +1,12 @@
+# install_downstream: `cmake --install` this build into a temp prefix, then
+# build and run test/downstream against the installed package (see
+# test/downstream/run.cmake). Needs the whole build (the CLI is installed).
+if(DECOMPOSED_INSTALL)
+  add_test(NAME install_downstream
+           COMMAND ${CMAKE_COMMAND}
+                   -DBUILD_DIR=${CMAKE_BINARY_DIR}
+                   -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+                   -DWORK_DIR=${CMAKE_BINARY_DIR}/install_test
+                   -P ${PROJECT_SOURCE_DIR}/test/downstream/run.cmake)
+  set_tests_properties(install_downstream PROPERTIES TIMEOUT 900)
+endif()
