@@ -11,9 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS="${1:-60}"
 start=$(date +%s)
-if ! command -v clang++-14 >/dev/null && ! command -v clang++ >/dev/null; then
+# clang with its libFuzzer runtime: try to link an empty fuzz target.
+probe_dir="$(mktemp -d)"
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+  > "$probe_dir/p.cc"
+if ! { CXX_PROBE="$(command -v clang++-14 || command -v clang++)" &&
+       "$CXX_PROBE" -fsanitize=fuzzer "$probe_dir/p.cc" -o "$probe_dir/p"; } \
+     >/dev/null 2>&1; then
   scripts/setup-debian.sh --fuzz
 fi
+rm -rf "$probe_dir"
 status=0
 echo "== sanitizers (ASan + UBSan + LSan): scripts/sanitize.sh"
 scripts/sanitize.sh -j 2 || status=1
