@@ -224,7 +224,8 @@ framing("body_shape_as_varint.bin", HEADER + block([b"\x08\x0b"]),
         "INVALID_ARGUMENT", "input 0 body", "found wire type 0",
         "literal shape (field 1) encoded as a varint",
         # protobuf would keep the varint as an unknown field: no shape.
-        unpack="LiteralProto has no shape")
+        unpack="LiteralProto has no shape",
+        verify="LiteralProto has no shape")
 framing("body_field_past_end.bin", HEADER + block([b"\x42\x10\x00\x00"]),
         "INVALID_ARGUMENT", "input 0 body",
         "field 8 length within the 2",
@@ -268,7 +269,7 @@ framing("output_body_not_literal.bin",
         HEADER + GOOD_INPUTS + block([b"\x07\x07\x07"]),
         "INVALID_ARGUMENT", "output 0 body", "found field 0 wire type 7",
         "output body that is not a LiteralProto",
-        unpack="found field number 0")
+        unpack="found field number 0", verify="found field number 0")
 framing("trailing_after_region2.bin", GOOD + b"XYZ", "INVALID_ARGUMENT",
         "trailing data", "found 3 more bytes",
         "trailing bytes after region [2]")
