@@ -206,14 +206,20 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
     if (field == 2) {
       ok = wt == wire::kVarint &&
            wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
-      s->element_type = static_cast<int64_t>(v);
-    } else if (field == 3 || field == 6) {
-      // dimensions / is_dynamic_dimension; repeated occurrences append.
+      if (ok) s->element_type = static_cast<int64_t>(v);
+    } else if (field == 3) {
+      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, &s->dimensions,
+                                            limits::kMaxRank);
+      if (r == RepeatedResult::kTooMany) {
+        return TooManyEntries(frame, off, field);
+      }
+      ok = r == RepeatedResult::kOk;
+    } else if (field == 6) {
+      // Repeated occurrences append: the room left bounds them all.
       std::vector<int64_t> flags;
-      std::vector<int64_t>* dst = field == 3 ? &s->dimensions : &flags;
-      size_t room = limits::kMaxRank;
-      if (field == 6) room -= std::min(room, s->is_dynamic_dimension.size());
-      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, dst, room);
+      size_t room = limits::kMaxRank -
+                    std::min(limits::kMaxRank, s->is_dynamic_dimension.size());
+      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, &flags, room);
       if (r == RepeatedResult::kTooMany) {
         return TooManyEntries(frame, off, field);
       }
