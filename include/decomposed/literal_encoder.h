@@ -240,6 +240,10 @@ struct LiteralEncodeOptions {
   ShapeEncodeOptions shape;
   // Names the literal in error messages ("input 3").
   std::string name = "literal";
+  // S1, U1, F6E3M2FN and F6E2M3FN have a data field but XLA's
+  // CreateFromProto cannot load them (snapshot-unpack would abort), so they
+  // are refused unless this is set.
+  bool allow_unloadable_types = false;
 };
 
 namespace internal {
@@ -381,6 +385,12 @@ class LiteralEncoder {
     if (!count.ok()) return count.status();
     e.count_ = *count;
     const PrimitiveTypeInfo& info = Info(e.spec_.type);
+    if (!info.loadable && !options.allow_unloadable_types) {
+      return absl::UnimplementedError(absl::StrCat(
+          e.options_.name, ": ", Sv(info.name),
+          " literals cannot be loaded by XLA's CreateFromProto (no "
+          "CopyFromProto case), so no consumer could read this file"));
+    }
     e.shape_ = EncodeArrayShape(e.spec_, options.shape);
     e.data_bytes_in_ = e.count_ * info.element_bytes;
     if (info.encoding == DataEncoding::kBool) {
