@@ -130,6 +130,9 @@ class NpyInput final : public LiteralBody {
     return inner_->ShapeBytes();
   }
   std::string name() const override { return options_.name; }
+  std::optional<FileSpan> AsFileSpan() const override {
+    return inner_ ? inner_->AsFileSpan() : std::nullopt;
+  }
 
  private:
   std::string path_;
@@ -393,6 +396,52 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
     }
   }
   return plan;
+}
+
+absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
+                             uint64_t length, int out_fd) {
+  OwnedFd in;
+  if (absl::Status s = OpenForReading(path, &in); !s.ok()) return s;
+  loff_t off = static_cast<loff_t>(offset);
+  uint64_t left = length;
+  bool kernel = true;
+  std::unique_ptr<char[]> buf;
+  constexpr size_t kBuf = 1 << 20;
+  while (left > 0) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(left, 1 << 30));
+    ssize_t got;
+    if (kernel) {
+      got = ::copy_file_range(in.get(), &off, out_fd, nullptr, want, 0);
+      if (got < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                      errno == EOPNOTSUPP || errno == EBADF ||
+                      errno == EPERM)) {
+        kernel = false;  // not supported here: copy through user space
+        buf.reset(new char[kBuf]);
+        continue;
+      }
+    } else {
+      got = ::pread(in.get(), buf.get(), std::min(want, kBuf), off);
+      if (got > 0) {
+        if (absl::Status s = WriteFully(out_fd, buf.get(),
+                                        static_cast<size_t>(got));
+            !s.ok()) {
+          return s;
+        }
+        off += got;
+      }
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return absl::ErrnoToStatus(
+          errno, absl::StrCat("copying ", path, " at byte ", off));
+    }
+    if (got == 0) {
+      return TruncatedError(Frame{"npy data"}, offset, length,
+                            length - left);
+    }
+    left -= static_cast<uint64_t>(got);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PackToFile(PackRequest& request, const std::string& path) {

@@ -63,6 +63,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -133,11 +134,22 @@ ChunkFn SinkFn(K& sink) {
 // WriteModule, WriteInputs, then optionally WriteOutputs, then Finish. Any
 // error leaves the sink with a partial stream: write files through
 // AtomicFileSink and Commit() only on success.
+// Copies `length` bytes of the file `path` from `offset` to the current
+// position of `out_fd`: copy_file_range(2) (the kernel moves the bytes, as
+// cp does), falling back to a pread/write loop where the kernel or file
+// system cannot. kOutOfRange when the file holds fewer bytes.
+absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
+                             uint64_t length, int out_fd);
+
 template <ByteSink K>
 class DecomposedProducer {
  public:
-  explicit DecomposedProducer(K& sink, DecomposedWriteOptions options = {})
-      : w_(sink, options) {}
+  // With `kernel_copy` and an AtomicFileSink or FdSink, literal data that
+  // is a verbatim range of an input file (.npy of a fixed-size or bytes
+  // type, little endian) is copied by the kernel (LiteralBody::AsFileSpan).
+  explicit DecomposedProducer(K& sink, DecomposedWriteOptions options = {},
+                              bool kernel_copy = true)
+      : w_(sink, options), kernel_copy_(kernel_copy) {}
 
   // Region [0] from serialized HloSnapshot bytes, written as given (use
   // LiteralEmptySnapshot first to drop baked-in literals).
@@ -170,6 +182,15 @@ class DecomposedProducer {
       absl::StatusOr<uint64_t> n = b->Prepare();
       if (!n.ok()) return n.status();
       if (absl::Status s = w_.BeginElement(*n); !s.ok()) return s;
+      if (kernel_copy_) {
+        if (FdSink* fd_sink = FdSinkOf(w_.sink())) {
+          if (std::optional<LiteralBody::FileSpan> span = b->AsFileSpan()) {
+            absl::Status s = CopySpan(*span, fd_sink);
+            if (!s.ok()) return Prefix(s, b->name());
+            continue;
+          }
+        }
+      }
       absl::Status s = b->Write(
           [this](std::string_view c) { return w_.Append(c); });
       if (!s.ok()) return s;
@@ -177,7 +198,31 @@ class DecomposedProducer {
     return absl::OkStatus();
   }
 
+  static FdSink* FdSinkOf(K& sink) {
+    if constexpr (std::is_same_v<K, AtomicFileSink>) {
+      return sink.fd_sink();
+    } else if constexpr (std::is_same_v<K, FdSink>) {
+      return &sink;
+    } else {
+      return nullptr;
+    }
+  }
+
+  absl::Status CopySpan(const LiteralBody::FileSpan& span, FdSink* fd_sink) {
+    if (absl::Status s = w_.Append(span.head); !s.ok()) return s;
+    if (!fd_sink->Flush()) return fd_sink->status();
+    absl::Status s =
+        CopyFileRangeTo(span.path, span.offset, span.length, fd_sink->fd());
+    if (!s.ok()) {
+      fd_sink->Fail(s);
+      return s;
+    }
+    fd_sink->Wrote(span.length);
+    return w_.AppendedExternally(span.length);
+  }
+
   DecomposedWriter<K> w_;
+  bool kernel_copy_;
 };
 
 // ---------------------------------------------------------------------------
