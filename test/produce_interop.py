@@ -293,6 +293,38 @@ def main():
         print("classic result differs")
         failures += 1
 
+    # convert: decomposed -> classic gives the same bytes as pack --format
+    # snapshot, and classic -> decomposed gives back the packed file.
+    conv = os.path.join(work, "converted.pb")
+    subprocess.run([exe, "convert", dec, conv, "--to", "snapshot"], check=True)
+    if open(conv, "rb").read() != data:
+        print("convert --to snapshot differs from pack --format snapshot")
+        failures += 1
+    back = os.path.join(work, "back.dhs")
+    subprocess.run([exe, "convert", conv, back, "--to", "decomposed"],
+                   check=True)
+    if open(back, "rb").read() != open(dec, "rb").read():
+        print("convert --to decomposed does not give back the packed file")
+        failures += 1
+
+    # Errors: exit 1, a message naming the input, and no output file.
+    bad_out = os.path.join(work, "bad.dhs")
+    if os.path.exists(bad_out):
+        os.remove(bad_out)
+    r = subprocess.run([exe, "pack", "--module", p_mod, "--input", p_flag,
+                        "-o", bad_out], capture_output=True, text=True)
+    if r.returncode != 1 or "input 0" not in r.stderr or \
+            "true dtype" not in r.stderr or os.path.exists(bad_out):
+        print("void input without a dtype: rc=%d stderr=%r" %
+              (r.returncode, r.stderr))
+        failures += 1
+    r = subprocess.run([exe, "pack", "--module", p_mod, "--dtype", "3=bf16",
+                        "--input", p_flag, "-o", bad_out],
+                       capture_output=True, text=True)
+    if r.returncode != 2 or os.path.exists(bad_out):
+        print("--dtype out of range: rc=%d" % r.returncode)
+        failures += 1
+
     # A file that ends after region [1] must fail this reader.
     trunc = os.path.join(work, "no_outputs.dhs")
     subprocess.run([exe, "pack", "--module", p_mod, "--input", paths[0],
