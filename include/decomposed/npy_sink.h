@@ -128,11 +128,11 @@ class NpySink {
   absl::Status status_;
 };
 
-// The sidecar text: `{"ml_dtype": "<name>"}` (nlohmann_json, no newline).
+// The sidecar text: `{"ml_dtype": "<name>"}` (Python json.dumps spacing;
+// the name is escaped by nlohmann_json), no newline.
 inline std::string NpyMetaSidecarText(std::string_view ml_dtype) {
-  nlohmann::ordered_json j;
-  j["ml_dtype"] = std::string(ml_dtype);
-  return j.dump();
+  return absl::StrCat("{\"ml_dtype\": ",
+                      nlohmann::json(std::string(ml_dtype)).dump(), "}");
 }
 
 // Writes `<npy_path>.meta` atomically. Errors: OS errors from creating,
