@@ -325,6 +325,28 @@ def main():
         print("--dtype out of range: rc=%d" % r.returncode)
         failures += 1
 
+    # npy -> pack -> unpack (our snapshot-unpack equivalent) gives the same
+    # arrays, and the module back byte for byte.
+    udir = os.path.join(work, "unpacked") + "/"
+    os.makedirs(udir, exist_ok=True)
+    subprocess.run([exe, "unpack", "--snapshot-type=decomposed",
+                    "--dump-snapshot-outputs", "--output-prefix=" + udir, dec],
+                   check=True, stdout=subprocess.DEVNULL)
+    if open(udir + "model.hlo", "rb").read() != module:
+        print("unpacked model.hlo differs from the module given")
+        failures += 1
+    for i, want in enumerate(expected):
+        got = np.load(udir + "value_input%d.npy" % i)
+        if want.dtype.byteorder == ">":
+            want = want.astype(want.dtype.newbyteorder("<"))
+        if not same(got, want):
+            print("unpacked value_input%d differs:\n got %r\nwant %r" %
+                  (i, got, want))
+            failures += 1
+    if not same(np.load(udir + "snapshot_output0.npy"), out_arr):
+        print("unpacked snapshot_output0 differs")
+        failures += 1
+
     # A file that ends after region [1] must fail this reader.
     trunc = os.path.join(work, "no_outputs.dhs")
     subprocess.run([exe, "pack", "--module", p_mod, "--input", paths[0],
