@@ -347,6 +347,25 @@ def main():
         print("unpacked snapshot_output0 differs")
         failures += 1
 
+    # verify: both packed files are valid; a damaged copy is not, with one
+    # JSON problem naming the frame and offset.
+    r = subprocess.run([exe, "verify", dec, classic], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        print("verify rejected our files: %s" % r.stdout)
+        failures += 1
+    damaged = os.path.join(work, "damaged.dhs")
+    raw = bytearray(open(dec, "rb").read())
+    open(damaged, "wb").write(bytes(raw[:-3]))
+    r = subprocess.run([exe, "verify", "--json", damaged],
+                       capture_output=True, text=True)
+    import json
+    rep = json.loads(r.stdout)
+    if r.returncode != 1 or rep[0]["valid"] or not rep[0]["problems"] or \
+            rep[0]["problems"][0]["offset"] is None:
+        print("verify on a damaged file: rc=%d %s" % (r.returncode, r.stdout))
+        failures += 1
+
     # A file that ends after region [1] must fail this reader.
     trunc = os.path.join(work, "no_outputs.dhs")
     subprocess.run([exe, "pack", "--module", p_mod, "--input", paths[0],
