@@ -399,7 +399,8 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
 }
 
 absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
-                             uint64_t length, int out_fd) {
+                             uint64_t length, int out_fd,
+                             const std::function<void(uint64_t)>& progress) {
   OwnedFd in;
   if (absl::Status s = OpenForReading(path, &in); !s.ok()) return s;
   loff_t off = static_cast<loff_t>(offset);
@@ -408,7 +409,10 @@ absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
   std::unique_ptr<char[]> buf;
   constexpr size_t kBuf = 1 << 20;
   while (left > 0) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(left, 1 << 30));
+    // Large steps let the kernel move big extents; 64 MiB with a progress
+    // display keeps it lively.
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(left, progress ? (64 << 20) : (1 << 30)));
     ssize_t got;
     if (kernel) {
       got = ::copy_file_range(in.get(), &off, out_fd, nullptr, want, 0);
@@ -440,6 +444,7 @@ absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
                             length - left);
     }
     left -= static_cast<uint64_t>(got);
+    if (progress) progress(length - left);
   }
   return absl::OkStatus();
 }
@@ -452,6 +457,7 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
   for (auto& b : request.outputs) outputs.push_back(b.get());
   if (request.format == OutputFormat::kDecomposed) {
     DecomposedProducer<AtomicFileSink> w(sink, request.write);
+    if (request.progress) w.set_progress(request.progress);
     if (absl::Status s = w.WriteSnapshot(request.snapshot); !s.ok()) return s;
     if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return s;
     if (!outputs.empty()) {
@@ -462,8 +468,9 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
     absl::StatusOr<ClassicPlan> plan =
         PlanClassic(request.snapshot, inputs, outputs);
     if (!plan.ok()) return plan.status();
-    if (absl::Status s = WriteClassicSnapshot(sink, request.snapshot,
-                                              plan->arguments, plan->result);
+    if (absl::Status s =
+            WriteClassicSnapshot(sink, request.snapshot, plan->arguments,
+                                 plan->result, request.progress);
         !s.ok()) {
       return s;
     }
@@ -518,7 +525,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(out); !s.ok()) return s;
   if (absl::Status s = WriteClassicSnapshot(sink, *header, plan->arguments,
-                                            plan->result);
+                                            plan->result, options.progress);
       !s.ok()) {
     return WithFile(s, in);
   }
@@ -630,6 +637,7 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(out); !s.ok()) return s;
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
+  if (options.progress) w.set_progress(options.progress);
   if (absl::Status s = w.WriteSnapshot(header); !s.ok()) return s;
   if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return WithFile(s, in);
   if (!outputs.empty() || options.write.write_output_count) {
