@@ -112,6 +112,10 @@ TYPES = {
     15: (12, "<c8", "fixed"), 16: (13, "<u2", "bytes"),  # bf16 bits
     18: (18, "<c16", "fixed"),
 }
+# F8*, S4/U4/S2/U2, F4E2M1FN, F8E8M0FNU: one byte per element, field number
+# equal to the type number.
+for _t in (19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 32, 33):
+    TYPES[_t] = (_t, np.uint8, "bytes")
 
 
 def literal_array(lit):
@@ -242,6 +246,18 @@ def main():
         os.remove(p_flag + ".meta")
     paths += [p_side, p_flag]
     expected = arrays + [bf16, bf16]
+    # One-byte void types (fp8, int4, fp4) through sidecars.
+    for name, vals in (("float8_e4m3fn", [0x38, 0x40, 0xB8]),
+                       ("float8_e5m2", [0x3C, 0x00]),
+                       ("int4", [0x0D, 0x07, 0x00]),
+                       ("float4_e2m1fn", [0x01, 0x0F])):
+        v1 = np.array(vals, dtype=np.uint8).view("V1")
+        p = os.path.join(work, name + ".npy")
+        np.save(p, v1)
+        with open(p + ".meta", "w") as f:
+            f.write('{"ml_dtype": "%s"}' % name)
+        paths.insert(len(paths) - 2, p)
+        expected.insert(len(expected) - 2, v1)
     out_arr = np.arange(4, dtype=np.float32) * 2
     p_out = os.path.join(work, "out0.npy")
     np.save(p_out, out_arr)
@@ -269,7 +285,7 @@ def main():
     for i, (body, want) in enumerate(zip(inputs, expected)):
         got = literal_array(parse_literal(body))
         if want.dtype.kind == "V":
-            got = got.astype("<u2").view("V2")
+            got = got.view("V%d" % want.dtype.itemsize)
         if not same(got, want.astype(want.dtype.newbyteorder("<"))
                     if want.dtype.byteorder == ">" else want):
             print("input %d differs:\n got %r\nwant %r" % (i, got, want))
