@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/byte_source.h"
 #include "decomposed/shape.h"
+#include "decomposed/unpack.h"
 
 namespace decomposed {
 namespace {
@@ -274,6 +275,42 @@ absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
     out.append(Sub(snapshot, r.start, r.end - r.start));
   }
   return out;
+}
+
+absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path) {
+  absl::StatusOr<std::string> type = DetectSnapshotType(path);
+  if (!type.ok()) return type.status();
+  MmapSource src(path);
+  if (!src.status().ok()) return src.status();
+  std::string header;
+  if (*type == "decomposed") {
+    DecomposedReader reader(src);
+    std::string snapshot;
+    absl::StatusOr<ElementInfo> e = reader.ReadHeader(&snapshot);
+    if (!e.ok()) return WithFile(e.status(), path);
+    absl::StatusOr<std::string> h = LiteralEmptySnapshot(snapshot);
+    if (!h.ok()) return WithFile(h.status(), path);
+    header = *std::move(h);
+  } else {
+    std::string_view data(src.cursor(), src.available());
+    std::vector<Record> records;
+    if (absl::Status s = ScanRecords(data, 0, Frame{"HloSnapshot"}, &records);
+        !s.ok()) {
+      return WithFile(s, path);
+    }
+    for (const Record& r : records) {
+      if (r.field == 2 || r.field == 3) continue;
+      header.append(Sub(data, r.start, r.end - r.start));
+    }
+  }
+  xla::HloSnapshot parsed;
+  if (header.size() > limits::kMaxSnapshotBytes ||
+      !parsed.ParseFromArray(header.data(), static_cast<int>(header.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": expected an HloSnapshot (classic or decomposed), found bytes "
+              "whose non-literal fields do not parse as one (at byte 0)"));
+  }
+  return header;
 }
 
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {

@@ -323,6 +323,17 @@ def main():
         print("convert --to decomposed does not give back the packed file")
         failures += 1
 
+    # --snapshot takes region [0] from an existing file, classic or
+    # decomposed, dropping its literals.
+    for src in (classic, dec):
+        again = os.path.join(work, "from_snapshot.dhs")
+        subprocess.run([exe, "pack", "--snapshot", src, "--input", paths[0],
+                        "-o", again], check=True)
+        snap2, ins2, outs2 = read_decomposed(again)
+        if snap2 != snapshot or ins2 != inputs[:1] or outs2:
+            print("pack --snapshot %s gave a different file" % src)
+            failures += 1
+
     # Errors: exit 1, a message naming the input, and no output file.
     bad_out = os.path.join(work, "bad.dhs")
     if os.path.exists(bad_out):

@@ -519,3 +519,40 @@ TEST(ProducerKernelCopy, FallsBackOnPipes) {
 
 }  // namespace
 }  // namespace decomposed
+
+namespace decomposed {
+namespace {
+
+TEST(ProducerHeader, FromClassicAndDecomposedFiles) {
+  xla::HloSnapshot s;
+  s.mutable_hlo()->mutable_hlo_module()->set_name("hdr");
+  xla::LiteralProto* a = s.add_arguments();
+  a->mutable_shape()->set_element_type(xla::F32);
+  a->mutable_shape()->mutable_layout();
+  a->add_f32s(1);
+  s.set_execution_platform("p");
+  std::string classic = TempPath("hdr.pb");
+  WriteFile(classic, s.SerializeAsString());
+  absl::StatusOr<std::string> h = HeaderFromSnapshotFile(classic);
+  ASSERT_TRUE(h.ok()) << h.status();
+  xla::HloSnapshot back;
+  ASSERT_TRUE(back.ParseFromString(*h));
+  EXPECT_EQ(back.hlo().hlo_module().name(), "hdr");
+  EXPECT_EQ(back.arguments_size(), 0);
+  EXPECT_EQ(back.execution_platform(), "p");
+  // The same header out of a decomposed file.
+  PackRequest req;
+  req.snapshot = *h;
+  std::string dec = TempPath("hdr.dhs");
+  ASSERT_TRUE(PackToFile(req, dec).ok());
+  absl::StatusOr<std::string> h2 = HeaderFromSnapshotFile(dec);
+  ASSERT_TRUE(h2.ok()) << h2.status();
+  EXPECT_EQ(*h2, *h);
+  // Not a snapshot at all.
+  std::string junk = TempPath("junk.bin");
+  WriteFile(junk, "\xff\xff\xff\xff");
+  EXPECT_FALSE(HeaderFromSnapshotFile(junk).ok());
+}
+
+}  // namespace
+}  // namespace decomposed

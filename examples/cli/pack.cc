@@ -22,8 +22,8 @@ constexpr char kUsage[] =
     "         [--output-dtype J=TYPE]... [--format decomposed|snapshot]\n"
     "         [--no-output-block] [--tf211-layout] [--box-shape] -o OUT\n"
     "  --module     a serialized HloModuleProto (snapshot-unpack's model.hlo)\n"
-    "  --snapshot   take the module from an HloSnapshot (its literals are "
-    "dropped)\n"
+    "  --snapshot   take the module from an HloSnapshot file, classic or\n"
+    "               decomposed (its literals are dropped)\n"
     "  --input/--output  .npy files (streamed), or any other file holding\n"
     "               one serialized LiteralProto; in order, numbered from 0\n"
     "  --dtype 1=bf16   true type of input 1 (void |V2/|V1 descrs need one\n"
@@ -137,15 +137,18 @@ int Run(const std::vector<std::string>& argv) {
   req.write.box.with_shape = args.Has("box-shape");
   ShapeEncodeOptions shape;
   shape.tail_padding_alignment = !args.Has("tf211-layout");
-  std::string header_path =
-      args.Has("module") ? args.Get("module") : args.Get("snapshot");
-  absl::StatusOr<std::string> header = ReadMessageFile(header_path);
-  if (!header.ok()) return fail(header.status());
-  absl::StatusOr<std::string> snap = args.Has("module")
-                                         ? SnapshotFromModule(*header)
-                                         : LiteralEmptySnapshot(*header);
-  if (!snap.ok()) return fail(WithFile(snap.status(), header_path));
-  req.snapshot = *std::move(snap);
+  if (args.Has("module")) {
+    absl::StatusOr<std::string> module = ReadMessageFile(args.Get("module"));
+    if (!module.ok()) return fail(module.status());
+    absl::StatusOr<std::string> snap = SnapshotFromModule(*module);
+    if (!snap.ok()) return fail(WithFile(snap.status(), args.Get("module")));
+    req.snapshot = *std::move(snap);
+  } else {
+    absl::StatusOr<std::string> snap =
+        HeaderFromSnapshotFile(args.Get("snapshot"));
+    if (!snap.ok()) return fail(snap.status());
+    req.snapshot = *std::move(snap);
+  }
   if (absl::Status s = AddLiterals(inputs, in_types, "input", shape,
                                    &req.inputs);
       !s.ok()) {

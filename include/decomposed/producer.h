@@ -95,6 +95,14 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module_bytes);
 // malformed wire bytes, with the byte offset.
 absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot);
 
+// The literal-empty region [0] snapshot of an existing file, classic or
+// decomposed (told apart by DetectSnapshotType, unpack.h): a classic file
+// is mapped and its `arguments`/`result` records skipped without reading
+// them (so it may be larger than 2 GiB); a decomposed file gives its region
+// [0] (with any baked-in literals dropped). The result must parse as an
+// HloSnapshot (kInvalidArgument otherwise).
+absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path);
+
 // Reads a whole file that must be one protobuf message (< 2 GiB).
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path);
 
