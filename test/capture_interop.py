@@ -148,6 +148,46 @@ def check_pt(path, attr, legacy, shape, want, stats):
                 stats["pt_needs_newer_torch"].add(attr)
 
 
+def write_foreign(cdir, fmt, tensors):
+    os.makedirs(cdir)
+    inputs = []
+    for i, t in enumerate(tensors):
+        if fmt == "pt":
+            torch.save(t, os.path.join(cdir, f"tensor{i}.pt"))
+        else:
+            np.save(os.path.join(cdir, f"tensor{i}.npy"), t.numpy())
+        inputs.append({"index": i, "dtype": str(t.dtype), "shape": list(t.shape)})
+    meta = {"schema": 1, "hash": "foreign", "format": fmt, "global_rank": 0,
+            "tp_rank": 0, "dp_rank": 0, "call_index": 0, "selected_by": [],
+            "inputs": inputs, "global_step": None, "is_prompt": None,
+            "matches": [], "req_ids": [], "positions": []}
+    with open(os.path.join(cdir, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=2, sort_keys=True)
+
+
+def check_foreign_bundles(cli, root):
+    shutil.rmtree(root, ignore_errors=True)
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    legacy = [torch.float64, torch.float32, torch.float16, torch.bfloat16,
+              torch.complex64, torch.complex128, torch.int64, torch.int32,
+              torch.int16, torch.int8, torch.uint8, torch.bool]
+    tensors = [base.to(d) for d in legacy]
+    tensors.append(base[1:3])            # a view at a storage offset
+    tensors.append(torch.tensor(7))      # a scalar
+    write_foreign(os.path.join(root, "h/rank0/call0"), "pt", tensors)
+    npys = [base.to(d) for d in legacy if d != torch.bfloat16] + [base[1:3]]
+    write_foreign(os.path.join(root, "h/rank0/call1"), "npy", npys)
+    write_foreign(os.path.join(root, "h/rank0/call2"), "pt", [base.t()])
+    for call in ("call0", "call1"):
+        r = subprocess.run([cli, "bundle", "verify", os.path.join(root, "h/rank0", call)],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"verify torch/numpy-written {call}: {r.stderr}")
+    r = subprocess.run([cli, "bundle", "verify", os.path.join(root, "h/rank0/call2")],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "non-contiguous" in r.stderr,
+          f"non-contiguous torch.save must be refused: {r.returncode} {r.stderr}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--writer", required=True)
@@ -214,6 +254,9 @@ def main():
                 v = subprocess.run([a.cli, "bundle", "verify", b["path"]],
                                    capture_output=True, text=True)
                 check(v.returncode == 0, f"bundle verify {b['path']}: {v.stderr}")
+    # Bundles written by PyTorch and NumPy themselves, read by our reader.
+    if os.path.exists(a.cli):
+        check_foreign_bundles(a.cli, os.path.join(a.workdir, "foreign"))
     print(f"torch {torch.__version__}, numpy {np.__version__}: "
           f"{stats['npy']} npy bundles, {stats['pt']} pt bundles, "
           f"{stats['pt_loaded']} loaded by torch.load; need a newer PyTorch: "
