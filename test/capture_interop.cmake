@@ -7,6 +7,7 @@ if(EXISTS /usr/bin/python3)
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop.py
                    --writer $<TARGET_FILE:capture_interop_writer>
                    --cli $<TARGET_FILE:decomposed_cli>
-                   --workdir ${CMAKE_CURRENT_BINARY_DIR}/capture_interop)
+                   --workdir ${CMAKE_CURRENT_BINARY_DIR}/capture_interop
+                   --unpack $<$<TARGET_EXISTS:snapshot_unpack>:$<TARGET_FILE:snapshot_unpack>>)
   set_tests_properties(capture_interop PROPERTIES TIMEOUT 600)
 endif()

@@ -188,11 +188,99 @@ def check_foreign_bundles(cli, root):
           f"non-contiguous torch.save must be refused: {r.returncode} {r.stderr}")
 
 
+def npy_data(path):
+    return np.load(path).tobytes()
+
+
+def pt_data(path):
+    zf = zipfile.ZipFile(path)
+    name = [n for n in zf.namelist() if n.endswith("/data/0")][0]
+    return zf.read(name)
+
+
+def check_replay(cli, unpack, root, work):
+    """bundle -> decomposed -> snapshot-unpack / bundle, values unchanged."""
+    module = b"\x0a\x07interop\x12\x04main"   # HloModuleProto{name, entry}
+    mod = os.path.join(work, "model.hlo")
+    with open(mod, "wb") as f:
+        f.write(module)
+    # 1. Every dtype with an XLA type, both formats: round trip through a
+    #    decomposed file and back into a bundle of either format.
+    n = 0
+    for di, (attr, size, descr, legacy) in enumerate(DTYPES):
+        for fmt in ("npy", "pt"):
+            src = os.path.join(root, f"h_{attr}_{fmt}_c", "rank0")
+            if not os.path.isdir(src):
+                continue
+            cdir = os.path.join(src, os.listdir(src)[0])
+            want = expected_bytes(di, attr, size, [2, 3, 4])
+            dec = os.path.join(work, f"{attr}_{fmt}.decomposed")
+            r = subprocess.run([cli, "bundle", "to-decomposed", cdir, "--module", mod,
+                                "-o", dec], capture_output=True, text=True)
+            if attr == "complex32":
+                check(r.returncode == 1 and "no XLA element type" in r.stderr
+                      and not os.path.exists(dec), f"complex32 to-decomposed: {r.stderr}")
+                continue
+            check(r.returncode == 0, f"to-decomposed {cdir}: {r.stderr}")
+            if unpack:
+                out = os.path.join(work, f"un_{attr}_{fmt}") + "/"
+                os.makedirs(out)
+                r = subprocess.run([unpack, dec, "--snapshot-type=decomposed",
+                                    "--output-prefix=" + out], capture_output=True, text=True)
+                check(r.returncode == 0, f"snapshot-unpack {dec}: {r.stderr}")
+                got = open(out + "value_input0.npy", "rb").read()
+                check(got.endswith(want), f"snapshot-unpack {attr}: values")
+                check(open(out + "model.hlo", "rb").read() == module, "module bytes")
+            for back in ("npy", "pt"):
+                if back == "npy" and descr is None:
+                    continue
+                bdir = os.path.join(work, "back", f"{attr}_{fmt}_{back}", "rank0", "call5")
+                r = subprocess.run([cli, "bundle", "from-decomposed", dec, "-o", bdir,
+                                    "--format", back, "--hash", "hb"],
+                                   capture_output=True, text=True)
+                check(r.returncode == 0, f"from-decomposed {dec} {back}: {r.stderr}")
+                if r.returncode:
+                    continue
+                meta = json.load(open(os.path.join(bdir, "meta.json")))
+                check(meta["inputs"] == [{"index": 0, "dtype": "torch." + attr,
+                                          "shape": [2, 3, 4]}] and meta["call_index"] == 5
+                      and meta["hash"] == "hb", f"from-decomposed meta {meta}")
+                path = os.path.join(bdir, "tensor0." + back)
+                got = npy_data(path) if back == "npy" else pt_data(path)
+                check(got == want, f"round trip {attr} {fmt}->{back}: values")
+                v = subprocess.run([cli, "bundle", "verify", bdir], capture_output=True, text=True)
+                check(v.returncode == 0, f"verify {bdir}: {v.stderr}")
+                n += 1
+    # 2. A many-input bundle written by PyTorch itself.
+    fdir = os.path.join(work, "foreign", "h", "rank0", "call0")
+    dec = os.path.join(work, "foreign.decomposed")
+    r = subprocess.run([cli, "bundle", "to-decomposed", fdir, "--module", mod, "-o", dec],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"to-decomposed foreign: {r.stderr}")
+    bdir = os.path.join(work, "back", "foreign", "rank0", "call0")
+    r = subprocess.run([cli, "bundle", "from-decomposed", dec, "-o", bdir],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"from-decomposed foreign: {r.stderr}")
+    for i in range(14):
+        a = torch.load(os.path.join(fdir, f"tensor{i}.pt"))
+        b = torch.load(os.path.join(bdir, f"tensor{i}.pt"))
+        check(a.dtype == b.dtype and a.shape == b.shape and
+              torch_bytes(a) == torch_bytes(b), f"foreign round trip tensor{i}")
+    # An existing call directory is never overwritten.
+    r = subprocess.run([cli, "bundle", "from-decomposed", dec, "-o", bdir],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "already exists" in r.stderr, "from-decomposed overwrite")
+    leftovers = [x for x in os.listdir(os.path.dirname(bdir)) if x.startswith(".")]
+    check(not leftovers, f"temporaries left: {leftovers}")
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--writer", required=True)
     ap.add_argument("--cli", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--unpack", default="")
     a = ap.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
@@ -257,10 +345,12 @@ def main():
     # Bundles written by PyTorch and NumPy themselves, read by our reader.
     if os.path.exists(a.cli):
         check_foreign_bundles(a.cli, os.path.join(a.workdir, "foreign"))
+        stats["replayed"] = check_replay(a.cli, a.unpack, root, a.workdir)
     print(f"torch {torch.__version__}, numpy {np.__version__}: "
           f"{stats['npy']} npy bundles, {stats['pt']} pt bundles, "
           f"{stats['pt_loaded']} loaded by torch.load; need a newer PyTorch: "
-          f"{sorted(stats['pt_needs_newer_torch'])}")
+          f"{sorted(stats['pt_needs_newer_torch'])}; "
+          f"{stats.get('replayed', 0)} bundle->decomposed->bundle round trips")
     if failures:
         print(f"{len(failures)} failures")
         return 1

@@ -1,9 +1,14 @@
 // decomposed bundle ls ROOT [--json]
 // decomposed bundle verify CALL_DIR
+// decomposed bundle to-decomposed CALL_DIR --module model.hlo -o FILE
+// decomposed bundle from-decomposed FILE -o CALL_DIR [--format npy|pt]
+//     [--hash H] [--global-rank G --tp-rank T --dp-rank D] [--call-index N]
 #include <iostream>
 
 #include "command.h"
+#include "absl/strings/numbers.h"
 #include "decomposed/capture/bundle_reader.h"
+#include "decomposed/capture/replay.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed::cli {
@@ -83,6 +88,64 @@ int Verify(const std::vector<std::string>& argv) {
   return 0;
 }
 
+int ToDecomposed(const std::vector<std::string>& argv) {
+  Args args(argv, {"module", "o"}, {});
+  if (!args.ok() || args.positional().size() != 1 || !args.Has("module") ||
+      !args.Has("o")) {
+    std::cerr << "decomposed bundle to-decomposed: "
+              << (args.ok() ? "expected CALL_DIR, --module and -o" : args.error())
+              << "\nusage: decomposed bundle to-decomposed CALL_DIR --module "
+                 "model.hlo -o FILE\n";
+    return 2;
+  }
+  absl::Status s = BundleToDecomposed(args.positional()[0], args.Get("module"),
+                                      args.Get("o"));
+  if (!s.ok()) {
+    std::cerr << "decomposed bundle to-decomposed: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int FromDecomposed(const std::vector<std::string>& argv) {
+  Args args(argv,
+            {"o", "format", "hash", "global-rank", "tp-rank", "dp-rank",
+             "call-index"},
+            {"lenient-length-byte"});
+  DecomposedToBundleOptions o;
+  bool ok = args.ok() && args.positional().size() == 1 && args.Has("o");
+  std::string fmt = args.Get("format", "pt");
+  if (fmt == "npy") {
+    o.format = BundleFormat::kNpy;
+  } else if (fmt != "pt") {
+    ok = false;
+  }
+  auto num = [&](std::string_view name, int64_t* out) {
+    if (!args.Has(name)) return true;
+    return absl::SimpleAtoi(args.Get(name), out) && *out >= 0;
+  };
+  ok = ok && num("global-rank", &o.global_rank) && num("tp-rank", &o.tp_rank) &&
+       num("dp-rank", &o.dp_rank) && num("call-index", &o.call_index);
+  if (!ok) {
+    std::cerr << "decomposed bundle from-decomposed: "
+              << (args.ok() ? "expected FILE and -o CALL_DIR (format npy|pt, "
+                              "non-negative ranks)"
+                            : args.error())
+              << "\nusage: decomposed bundle from-decomposed FILE -o CALL_DIR "
+                 "[--format npy|pt] [--hash H] [--global-rank G --tp-rank T "
+                 "--dp-rank D] [--call-index N]\n";
+    return 2;
+  }
+  o.hash = args.Get("hash");
+  o.lenient_length_byte = args.Has("lenient-length-byte");
+  absl::Status s = DecomposedToBundle(args.positional()[0], args.Get("o"), o);
+  if (!s.ok()) {
+    std::cerr << "decomposed bundle from-decomposed: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 const Registrar kLs({"bundle ls",
                      "bundle ls ROOT [--json]   list input-snapshot bundles",
                      &Ls});
@@ -90,6 +153,14 @@ const Registrar kVerify({"bundle verify",
                          "bundle verify CALL_DIR   check meta.json against "
                          "the tensor files",
                          &Verify});
+const Registrar kTo({"bundle to-decomposed",
+                     "bundle to-decomposed CALL_DIR --module model.hlo -o FILE"
+                     "   bundle tensors -> decomposed inputs",
+                     &ToDecomposed});
+const Registrar kFrom({"bundle from-decomposed",
+                       "bundle from-decomposed FILE -o CALL_DIR [--format "
+                       "npy|pt]   decomposed inputs -> bundle",
+                       &FromDecomposed});
 
 }  // namespace
 }  // namespace decomposed::cli
