@@ -159,6 +159,42 @@ TEST(HostTensor, StridedCopyIsCOrder) {
   EXPECT_EQ(vals, (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
 }
 
+TEST(HostTensor, StridedViewsAnyChunkSize) {
+  // A (2, 3, 5) buffer of uint16 element ids; views: row slice (inner stride
+  // 1), every other column, a permutation, and a broadcast (stride 0).
+  std::vector<uint16_t> buf(30);
+  for (int i = 0; i < 30; ++i) buf[i] = static_cast<uint16_t>(i);
+  struct View { std::vector<int64_t> shape, strides; };
+  const View views[] = {
+      {{2, 3, 3}, {15, 5, 1}},
+      {{2, 3, 3}, {15, 5, 2}},
+      {{5, 3, 2}, {1, 5, 15}},
+      {{2, 4, 5}, {15, 0, 1}},
+  };
+  for (const View& v : views) {
+    std::vector<uint16_t> want;
+    for (int64_t a = 0; a < v.shape[0]; ++a)
+      for (int64_t b = 0; b < v.shape[1]; ++b)
+        for (int64_t c = 0; c < v.shape[2]; ++c)
+          want.push_back(buf[a * v.strides[0] + b * v.strides[1] + c * v.strides[2]]);
+    HostTensor t{buf.data(), "torch.int16", v.shape, v.strides};
+    auto l = ValidateHostTensor(t, "t");
+    ASSERT_TRUE(l.ok());
+    for (size_t chunk : {1, 2, 3, 4, 6, 7, 64, 1 << 20}) {
+      std::string got;
+      size_t max_piece = 0;
+      ForEachTensorChunk(t, *l, [&](std::string_view d) {
+        got.append(d);
+        max_piece = std::max(max_piece, d.size());
+        return true;
+      }, chunk);
+      ASSERT_EQ(got.size(), want.size() * 2);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << chunk;
+      EXPECT_LE(max_piece, std::max<size_t>(chunk, 2));
+    }
+  }
+}
+
 TEST(HostTensor, Rejects) {
   int32_t b[1] = {0};
   EXPECT_FALSE(ValidateHostTensor({b, "torch.int3", {1}, {}}, "x").ok());

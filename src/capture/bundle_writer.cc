@@ -83,23 +83,55 @@ bool ForEachTensorChunk(const HostTensor& t, const TensorLayout& l,
   // Strided gather: walk the index space in C order.
   const size_t rank = t.shape.size();
   chunk_bytes = std::max(chunk_bytes, es);
-  std::vector<char> buf(chunk_bytes);
+  std::vector<char> buf(chunk_bytes / es * es);
   size_t used = 0;
   std::vector<int64_t> idx(rank, 0);
   const int64_t inner = t.shape[rank - 1];
   const int64_t inner_stride = t.strides[rank - 1];
+  // Copies `count` elements of width W with stride `stride` (elements).
+  auto gather = [](char* dst, const char* src, int64_t count, int64_t stride,
+                   size_t w) {
+    auto typed = [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t j = 0; j < count; ++j) {
+        T v;
+        std::memcpy(&v, src + j * stride * static_cast<int64_t>(sizeof(T)),
+                    sizeof(T));
+        std::memcpy(dst + j * sizeof(T), &v, sizeof(T));
+      }
+    };
+    switch (w) {
+      case 1: typed(uint8_t{}); break;
+      case 2: typed(uint16_t{}); break;
+      case 4: typed(uint32_t{}); break;
+      case 8: typed(uint64_t{}); break;
+      default:
+        for (int64_t j = 0; j < count; ++j) {
+          std::memcpy(dst + j * w, src + j * stride * static_cast<int64_t>(w), w);
+        }
+    }
+  };
+  const int64_t per_buf = static_cast<int64_t>(buf.size() / es);
   for (uint64_t done = 0; done < l.element_count;) {
     int64_t off = 0;
     for (size_t i = 0; i + 1 < rank; ++i) off += idx[i] * t.strides[i];
     const char* row = base + off * static_cast<int64_t>(es);
-    for (int64_t j = 0; j < inner; ++j) {
-      if (used + es > buf.size()) {
+    for (int64_t j = 0; j < inner;) {
+      int64_t room = per_buf - static_cast<int64_t>(used / es);
+      if (room == 0) {
         if (!emit(std::string_view(buf.data(), used))) return false;
         used = 0;
+        continue;
       }
-      std::memcpy(buf.data() + used,
-                  row + j * inner_stride * static_cast<int64_t>(es), es);
-      used += es;
+      int64_t n = std::min(room, inner - j);
+      const char* src = row + j * inner_stride * static_cast<int64_t>(es);
+      if (inner_stride == 1) {
+        std::memcpy(buf.data() + used, src, static_cast<size_t>(n) * es);
+      } else {
+        gather(buf.data() + used, src, n, inner_stride, es);
+      }
+      used += static_cast<size_t>(n) * es;
+      j += n;
     }
     done += static_cast<uint64_t>(inner);
     for (size_t i = rank - 1; i-- > 0;) {
