@@ -130,6 +130,9 @@ class NpyInput final : public LiteralBody {
     return inner_->ShapeBytes();
   }
   std::string name() const override { return options_.name; }
+  std::optional<FileSpan> AsFileSpan() const override {
+    return inner_ ? inner_->AsFileSpan() : std::nullopt;
+  }
 
  private:
   std::string path_;
@@ -395,6 +398,57 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
   return plan;
 }
 
+absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
+                             uint64_t length, int out_fd,
+                             const std::function<void(uint64_t)>& progress) {
+  OwnedFd in;
+  if (absl::Status s = OpenForReading(path, &in); !s.ok()) return s;
+  loff_t off = static_cast<loff_t>(offset);
+  uint64_t left = length;
+  bool kernel = true;
+  std::unique_ptr<char[]> buf;
+  constexpr size_t kBuf = 1 << 20;
+  while (left > 0) {
+    // Large steps let the kernel move big extents; 64 MiB with a progress
+    // display keeps it lively.
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(left, progress ? (64 << 20) : (1 << 30)));
+    ssize_t got;
+    if (kernel) {
+      got = ::copy_file_range(in.get(), &off, out_fd, nullptr, want, 0);
+      if (got < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                      errno == EOPNOTSUPP || errno == EBADF ||
+                      errno == EPERM)) {
+        kernel = false;  // not supported here: copy through user space
+        buf.reset(new char[kBuf]);
+        continue;
+      }
+    } else {
+      got = ::pread(in.get(), buf.get(), std::min(want, kBuf), off);
+      if (got > 0) {
+        if (absl::Status s = WriteFully(out_fd, buf.get(),
+                                        static_cast<size_t>(got));
+            !s.ok()) {
+          return s;
+        }
+        off += got;
+      }
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return absl::ErrnoToStatus(
+          errno, absl::StrCat("copying ", path, " at byte ", off));
+    }
+    if (got == 0) {
+      return TruncatedError(Frame{"npy data"}, offset, length,
+                            length - left);
+    }
+    left -= static_cast<uint64_t>(got);
+    if (progress) progress(length - left);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PackToFile(PackRequest& request, const std::string& path) {
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(path); !s.ok()) return s;
@@ -403,6 +457,7 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
   for (auto& b : request.outputs) outputs.push_back(b.get());
   if (request.format == OutputFormat::kDecomposed) {
     DecomposedProducer<AtomicFileSink> w(sink, request.write);
+    if (request.progress) w.set_progress(request.progress);
     if (absl::Status s = w.WriteSnapshot(request.snapshot); !s.ok()) return s;
     if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return s;
     if (!outputs.empty()) {
@@ -413,8 +468,9 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
     absl::StatusOr<ClassicPlan> plan =
         PlanClassic(request.snapshot, inputs, outputs);
     if (!plan.ok()) return plan.status();
-    if (absl::Status s = WriteClassicSnapshot(sink, request.snapshot,
-                                              plan->arguments, plan->result);
+    if (absl::Status s =
+            WriteClassicSnapshot(sink, request.snapshot, plan->arguments,
+                                 plan->result, request.progress);
         !s.ok()) {
       return s;
     }
@@ -469,7 +525,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(out); !s.ok()) return s;
   if (absl::Status s = WriteClassicSnapshot(sink, *header, plan->arguments,
-                                            plan->result);
+                                            plan->result, options.progress);
       !s.ok()) {
     return WithFile(s, in);
   }
@@ -581,6 +637,7 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(out); !s.ok()) return s;
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
+  if (options.progress) w.set_progress(options.progress);
   if (absl::Status s = w.WriteSnapshot(header); !s.ok()) return s;
   if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return WithFile(s, in);
   if (!outputs.empty() || options.write.write_output_count) {

@@ -112,6 +112,10 @@ TYPES = {
     15: (12, "<c8", "fixed"), 16: (13, "<u2", "bytes"),  # bf16 bits
     18: (18, "<c16", "fixed"),
 }
+# F8*, S4/U4/S2/U2, F4E2M1FN, F8E8M0FNU: one byte per element, field number
+# equal to the type number.
+for _t in (19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 32, 33):
+    TYPES[_t] = (_t, np.uint8, "bytes")
 
 
 def literal_array(lit):
@@ -242,6 +246,18 @@ def main():
         os.remove(p_flag + ".meta")
     paths += [p_side, p_flag]
     expected = arrays + [bf16, bf16]
+    # One-byte void types (fp8, int4, fp4) through sidecars.
+    for name, vals in (("float8_e4m3fn", [0x38, 0x40, 0xB8]),
+                       ("float8_e5m2", [0x3C, 0x00]),
+                       ("int4", [0x0D, 0x07, 0x00]),
+                       ("float4_e2m1fn", [0x01, 0x0F])):
+        v1 = np.array(vals, dtype=np.uint8).view("V1")
+        p = os.path.join(work, name + ".npy")
+        np.save(p, v1)
+        with open(p + ".meta", "w") as f:
+            f.write('{"ml_dtype": "%s"}' % name)
+        paths.insert(len(paths) - 2, p)
+        expected.insert(len(expected) - 2, v1)
     out_arr = np.arange(4, dtype=np.float32) * 2
     p_out = os.path.join(work, "out0.npy")
     np.save(p_out, out_arr)
@@ -269,7 +285,7 @@ def main():
     for i, (body, want) in enumerate(zip(inputs, expected)):
         got = literal_array(parse_literal(body))
         if want.dtype.kind == "V":
-            got = got.astype("<u2").view("V2")
+            got = got.view("V%d" % want.dtype.itemsize)
         if not same(got, want.astype(want.dtype.newbyteorder("<"))
                     if want.dtype.byteorder == ">" else want):
             print("input %d differs:\n got %r\nwant %r" % (i, got, want))
@@ -291,6 +307,79 @@ def main():
     assert len(res["tuple"]) == 1
     if not same(literal_array(res["tuple"][0]), out_arr):
         print("classic result differs")
+        failures += 1
+
+    # convert: decomposed -> classic gives the same bytes as pack --format
+    # snapshot, and classic -> decomposed gives back the packed file.
+    conv = os.path.join(work, "converted.pb")
+    subprocess.run([exe, "convert", dec, conv, "--to", "snapshot"], check=True)
+    if open(conv, "rb").read() != data:
+        print("convert --to snapshot differs from pack --format snapshot")
+        failures += 1
+    back = os.path.join(work, "back.dhs")
+    subprocess.run([exe, "convert", conv, back, "--to", "decomposed"],
+                   check=True)
+    if open(back, "rb").read() != open(dec, "rb").read():
+        print("convert --to decomposed does not give back the packed file")
+        failures += 1
+
+    # Errors: exit 1, a message naming the input, and no output file.
+    bad_out = os.path.join(work, "bad.dhs")
+    if os.path.exists(bad_out):
+        os.remove(bad_out)
+    r = subprocess.run([exe, "pack", "--module", p_mod, "--input", p_flag,
+                        "-o", bad_out], capture_output=True, text=True)
+    if r.returncode != 1 or "input 0" not in r.stderr or \
+            "true dtype" not in r.stderr or os.path.exists(bad_out):
+        print("void input without a dtype: rc=%d stderr=%r" %
+              (r.returncode, r.stderr))
+        failures += 1
+    r = subprocess.run([exe, "pack", "--module", p_mod, "--dtype", "3=bf16",
+                        "--input", p_flag, "-o", bad_out],
+                       capture_output=True, text=True)
+    if r.returncode != 2 or os.path.exists(bad_out):
+        print("--dtype out of range: rc=%d" % r.returncode)
+        failures += 1
+
+    # npy -> pack -> unpack (our snapshot-unpack equivalent) gives the same
+    # arrays, and the module back byte for byte.
+    udir = os.path.join(work, "unpacked") + "/"
+    os.makedirs(udir, exist_ok=True)
+    subprocess.run([exe, "unpack", "--snapshot-type=decomposed",
+                    "--dump-snapshot-outputs", "--output-prefix=" + udir, dec],
+                   check=True, stdout=subprocess.DEVNULL)
+    if open(udir + "model.hlo", "rb").read() != module:
+        print("unpacked model.hlo differs from the module given")
+        failures += 1
+    for i, want in enumerate(expected):
+        got = np.load(udir + "value_input%d.npy" % i)
+        if want.dtype.byteorder == ">":
+            want = want.astype(want.dtype.newbyteorder("<"))
+        if not same(got, want):
+            print("unpacked value_input%d differs:\n got %r\nwant %r" %
+                  (i, got, want))
+            failures += 1
+    if not same(np.load(udir + "snapshot_output0.npy"), out_arr):
+        print("unpacked snapshot_output0 differs")
+        failures += 1
+
+    # verify: both packed files are valid; a damaged copy is not, with one
+    # JSON problem naming the frame and offset.
+    r = subprocess.run([exe, "verify", dec, classic], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        print("verify rejected our files: %s" % r.stdout)
+        failures += 1
+    damaged = os.path.join(work, "damaged.dhs")
+    raw = bytearray(open(dec, "rb").read())
+    open(damaged, "wb").write(bytes(raw[:-3]))
+    r = subprocess.run([exe, "verify", "--json", damaged],
+                       capture_output=True, text=True)
+    import json
+    rep = json.loads(r.stdout)
+    if r.returncode != 1 or rep[0]["valid"] or not rep[0]["problems"] or \
+            rep[0]["problems"][0]["offset"] is None:
+        print("verify on a damaged file: rc=%d %s" % (r.returncode, r.stdout))
         failures += 1
 
     # A file that ends after region [1] must fail this reader.

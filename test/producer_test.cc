@@ -447,3 +447,75 @@ TEST(Producer, VoidNpyWithoutDtypeFailsClearly) {
 
 }  // namespace
 }  // namespace decomposed
+
+namespace decomposed {
+namespace {
+
+// The kernel-copy path (AtomicFileSink + .npy) writes the same bytes as
+// the streaming path (StringSink).
+TEST(ProducerKernelCopy, SameBytesAsStreaming) {
+  std::vector<std::string> paths;
+  int i = 0;
+  for (const char* descr : {"<f4", "<f8", "|V2", "<i2", "<c8", "|u1"}) {
+    std::string path = TempPath(absl::StrCat("kc", i++, ".npy"));
+    std::string data = testing::RandomElements(PrimitiveType::kU8, 4096, i);
+    NpyHeader h{descr, false, {}};
+    int w = std::atoi(descr + 2);
+    h.shape = {static_cast<int64_t>(4096 / w)};
+    WriteFile(path, FormatNpyHeader(h) + data);
+    paths.push_back(path);
+  }
+  auto bodies = [&] {
+    std::vector<std::unique_ptr<LiteralBody>> b;
+    for (const auto& p : paths) {
+      b.push_back(NpyInputBody(p, p.find("kc2") != std::string::npos
+                                      ? std::optional(PrimitiveType::kBF16)
+                                      : std::nullopt));
+    }
+    return b;
+  };
+  std::string module = Bytes({0x0a, 0x01, 0x6d});
+  std::string streamed;
+  {
+    auto b = bodies();
+    std::vector<LiteralBody*> ptrs;
+    for (auto& x : b) ptrs.push_back(x.get());
+    StringSink sink(&streamed);
+    DecomposedProducer<StringSink> w(sink);
+    ASSERT_TRUE(w.WriteModule(module).ok());
+    ASSERT_TRUE(w.WriteInputs(ptrs).ok());
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  PackRequest req;
+  req.snapshot = *SnapshotFromModule(module);
+  req.inputs = bodies();
+  std::string out = TempPath("kc.dhs");
+  ASSERT_TRUE(PackToFile(req, out).ok());
+  EXPECT_EQ(ReadFile(out), streamed);
+  ASSERT_TRUE(req.inputs[0]->AsFileSpan().has_value()) << "kernel path used";
+}
+
+// Where copy_file_range cannot work (a pipe), the user-space loop copies.
+TEST(ProducerKernelCopy, FallsBackOnPipes) {
+  std::string path = TempPath("range.bin");
+  WriteFile(path, "0123456789");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  absl::Status s = CopyFileRangeTo(path, 3, 5, fds[1]);
+  ::close(fds[1]);
+  ASSERT_TRUE(s.ok()) << s;
+  char buf[16];
+  ssize_t n = ::read(fds[0], buf, sizeof buf);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "34567");
+  // A range past the end of the file.
+  int fds2[2];
+  ASSERT_EQ(::pipe(fds2), 0);
+  s = CopyFileRangeTo(path, 8, 5, fds2[1]);
+  ::close(fds2[0]);
+  ::close(fds2[1]);
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+}
+
+}  // namespace
+}  // namespace decomposed

@@ -1,7 +1,10 @@
 // decomposed convert IN OUT --to snapshot|decomposed
+#include <sys/stat.h>
+
 #include <iostream>
 
 #include "command.h"
+#include "progress.h"
 #include "decomposed/producer.h"
 
 namespace decomposed::cli {
@@ -34,9 +37,14 @@ int Run(const std::vector<std::string>& argv) {
   options.validate = !args.Has("no-validate");
   const std::string& in = args.positional()[0];
   const std::string& out = args.positional()[1];
+  struct stat st;
+  ProgressLine progress("convert",
+                        ::stat(in.c_str(), &st) == 0 ? st.st_size : 0);
+  options.progress = [&progress](uint64_t done) { progress.Update(done); };
   absl::Status s = to == "snapshot"
                        ? ConvertDecomposedToClassic(in, out, options)
                        : ConvertClassicToDecomposed(in, out, options);
+  progress.Done();
   if (!s.ok()) {
     std::cerr << "decomposed convert: " << s.message() << "\n";
     return 1;

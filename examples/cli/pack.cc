@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include <sys/stat.h>
+
 #include "command.h"
+#include "progress.h"
 #include "decomposed/producer.h"
 
 namespace decomposed::cli {
@@ -153,7 +156,20 @@ int Run(const std::vector<std::string>& argv) {
       !s.ok()) {
     return fail(s);
   }
-  if (absl::Status s = PackToFile(req, out); !s.ok()) return fail(s);
+  // Estimated output size for the progress line: the header plus every
+  // input file (close enough: headers are small, varints differ).
+  uint64_t estimate = req.snapshot.size();
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const std::string& f : *list) {
+      struct stat st;
+      if (::stat(f.c_str(), &st) == 0) estimate += st.st_size;
+    }
+  }
+  ProgressLine progress("pack", estimate);
+  req.progress = [&progress](uint64_t done) { progress.Update(done); };
+  absl::Status s = PackToFile(req, out);
+  progress.Done();
+  if (!s.ok()) return fail(s);
   return 0;
 }
 

@@ -430,16 +430,27 @@ class LiteralEncoder {
   const std::string& shape_bytes() const { return shape_; }
   const ArraySpec& spec() const { return spec_; }
 
-  // Streams exactly body_size() bytes to `fn`.
-  absl::Status Write(const ChunkFn& fn) {
-    const PrimitiveTypeInfo& info = Info(spec_.type);
+  // The bytes before the data payload: the shape field and, for a
+  // non-empty array, the data field's tag and length.
+  std::string Head() const {
     std::string head;
     internal::PutLen(&head, 1, shape_);
     if (count_ > 0) {
-      internal::PutTag(&head, info.proto_field, wire::kLen);
+      internal::PutTag(&head, Info(spec_.type).proto_field, wire::kLen);
       internal::PutVarint(&head, payload_);
     }
-    if (absl::Status s = fn(head); !s.ok()) return s;
+    return head;
+  }
+  // True when the data payload is the source bytes unchanged (fixed-size
+  // and bytes encodings), so it can be copied without conversion.
+  bool PayloadIsVerbatim() const {
+    return !internal::IsVarintEncoding(Info(spec_.type).encoding);
+  }
+
+  // Streams exactly body_size() bytes to `fn`.
+  absl::Status Write(const ChunkFn& fn) {
+    const PrimitiveTypeInfo& info = Info(spec_.type);
+    if (absl::Status s = fn(Head()); !s.ok()) return s;
     if (count_ == 0) return absl::OkStatus();
     uint64_t got = 0;
     if (!internal::IsVarintEncoding(info.encoding)) {
@@ -517,6 +528,18 @@ class LiteralBody {
   virtual absl::StatusOr<std::string> ShapeBytes() = 0;
   // Names the literal in errors ("input 2 (a.npy)").
   virtual std::string name() const = 0;
+
+  // When the body is `head` followed by `length` bytes of the file `path`
+  // from `offset` on, unchanged, says so (after Prepare()), so that a
+  // writer to a file can let the kernel copy the range (copy_file_range)
+  // instead of reading and writing it. Default: not such a body.
+  struct FileSpan {
+    std::string head;
+    std::string path;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  virtual std::optional<FileSpan> AsFileSpan() const { return std::nullopt; }
 };
 
 // A typed array in memory: `data` holds the elements in physical order for
@@ -555,6 +578,7 @@ class EncodedBody : public LiteralBody {
     return enc_->shape_bytes();
   }
   std::string name() const override { return options_.name; }
+  const LiteralEncoder* encoder() const { return enc_ ? &*enc_ : nullptr; }
 
  protected:
   std::unique_ptr<ElementSource> src_;
@@ -600,6 +624,14 @@ class NpyBodyImpl final : public LiteralBody {
   }
   std::string name() const override { return options_.name; }
   const std::optional<NpyArrayInfo>& info() const { return info_; }
+  std::optional<FileSpan> AsFileSpan() const override {
+    if (!body_ || !info_ || info_->swap_unit != 0) return std::nullopt;
+    const LiteralEncoder* e = body_->encoder();
+    if (!e || !e->PayloadIsVerbatim() || e->element_count() == 0) {
+      return std::nullopt;
+    }
+    return FileSpan{e->Head(), path_, info_->data_offset, info_->data_bytes};
+  }
 
  private:
   std::string path_;

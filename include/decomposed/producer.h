@@ -58,11 +58,13 @@
 #define DECOMPOSED_PRODUCER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -133,11 +135,31 @@ ChunkFn SinkFn(K& sink) {
 // WriteModule, WriteInputs, then optionally WriteOutputs, then Finish. Any
 // error leaves the sink with a partial stream: write files through
 // AtomicFileSink and Commit() only on success.
+// Copies `length` bytes of the file `path` from `offset` to the current
+// position of `out_fd`: copy_file_range(2) (the kernel moves the bytes, as
+// cp does), falling back to a pread/write loop where the kernel or file
+// system cannot. kOutOfRange when the file holds fewer bytes. `progress`,
+// when set, is called with the bytes copied so far after each step (at most
+// 64 MiB apart).
+absl::Status CopyFileRangeTo(
+    const std::string& path, uint64_t offset, uint64_t length, int out_fd,
+    const std::function<void(uint64_t)>& progress = nullptr);
+
+// Reports bytes written to the output so far (for a progress display).
+using ProgressFn = std::function<void(uint64_t bytes_written)>;
+
 template <ByteSink K>
 class DecomposedProducer {
  public:
-  explicit DecomposedProducer(K& sink, DecomposedWriteOptions options = {})
-      : w_(sink, options) {}
+  // With `kernel_copy` and an AtomicFileSink or FdSink, literal data that
+  // is a verbatim range of an input file (.npy of a fixed-size or bytes
+  // type, little endian) is copied by the kernel (LiteralBody::AsFileSpan).
+  explicit DecomposedProducer(K& sink, DecomposedWriteOptions options = {},
+                              bool kernel_copy = true)
+      : w_(sink, options), kernel_copy_(kernel_copy) {}
+
+  // Called with the sink position as data is written (after each chunk).
+  void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
 
   // Region [0] from serialized HloSnapshot bytes, written as given (use
   // LiteralEmptySnapshot first to drop baked-in literals).
@@ -170,14 +192,56 @@ class DecomposedProducer {
       absl::StatusOr<uint64_t> n = b->Prepare();
       if (!n.ok()) return n.status();
       if (absl::Status s = w_.BeginElement(*n); !s.ok()) return s;
-      absl::Status s = b->Write(
-          [this](std::string_view c) { return w_.Append(c); });
+      if (kernel_copy_) {
+        if (FdSink* fd_sink = FdSinkOf(w_.sink())) {
+          if (std::optional<LiteralBody::FileSpan> span = b->AsFileSpan()) {
+            absl::Status s = CopySpan(*span, fd_sink);
+            if (!s.ok()) return Prefix(s, b->name());
+            continue;
+          }
+        }
+      }
+      absl::Status s = b->Write([this](std::string_view c) {
+        absl::Status a = w_.Append(c);
+        if (progress_) progress_(w_.sink().position());
+        return a;
+      });
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
   }
 
+  static FdSink* FdSinkOf(K& sink) {
+    if constexpr (std::is_same_v<K, AtomicFileSink>) {
+      return sink.fd_sink();
+    } else if constexpr (std::is_same_v<K, FdSink>) {
+      return &sink;
+    } else {
+      return nullptr;
+    }
+  }
+
+  absl::Status CopySpan(const LiteralBody::FileSpan& span, FdSink* fd_sink) {
+    if (absl::Status s = w_.Append(span.head); !s.ok()) return s;
+    if (!fd_sink->Flush()) return fd_sink->status();
+    const uint64_t base = fd_sink->position();
+    std::function<void(uint64_t)> report;
+    if (progress_) {
+      report = [this, base](uint64_t done) { progress_(base + done); };
+    }
+    absl::Status s = CopyFileRangeTo(span.path, span.offset, span.length,
+                                     fd_sink->fd(), report);
+    if (!s.ok()) {
+      fd_sink->Fail(s);
+      return s;
+    }
+    fd_sink->Wrote(span.length);
+    return w_.AppendedExternally(span.length);
+  }
+
   DecomposedWriter<K> w_;
+  bool kernel_copy_;
+  ProgressFn progress_;
 };
 
 // ---------------------------------------------------------------------------
@@ -205,7 +269,8 @@ std::string LenPrefix(uint32_t field, uint64_t length);
 template <ByteSink K>
 absl::Status WriteClassicSnapshot(K& sink, std::string_view header,
                                   std::span<LiteralBody* const> arguments,
-                                  LiteralBody* result) {
+                                  LiteralBody* result,
+                                  const ProgressFn& progress = nullptr) {
   std::string before, after;
   if (absl::Status s = internal::SplitHeader(header, &before, &after);
       !s.ok()) {
@@ -222,7 +287,12 @@ absl::Status WriteClassicSnapshot(K& sink, std::string_view header,
         "form instead (--format decomposed / convert --to decomposed), which "
         "streams each literal separately"));
   }
-  ChunkFn fn = internal::SinkFn(sink);
+  ChunkFn write = internal::SinkFn(sink);
+  ChunkFn fn = [&](std::string_view c) {
+    absl::Status s = write(c);
+    if (progress) progress(sink.position());
+    return s;
+  };
   if (absl::Status s = fn(before); !s.ok()) return s;
   auto write_record = [&](uint32_t field, LiteralBody* b) -> absl::Status {
     absl::StatusOr<uint64_t> n = b->Prepare();
@@ -268,6 +338,7 @@ struct PackRequest {
   std::vector<std::unique_ptr<LiteralBody>> outputs;
   OutputFormat format = OutputFormat::kDecomposed;
   DecomposedWriteOptions write;  // write.write_output_count: region [2]
+  ProgressFn progress;           // optional
 };
 
 // Writes `request` to `path` through an AtomicFileSink: on any error no
@@ -279,6 +350,7 @@ struct ConvertOptions {
   DecomposedWriteOptions write;
   // Check every literal body's wire format and shape before writing.
   bool validate = true;
+  ProgressFn progress;  // optional
 };
 
 // Decomposed -> classic HloSnapshot (see the file comment).
