@@ -107,7 +107,7 @@ struct ByteRange {
 
 // How fixed-width data moves from an FdSource to an fd-backed sink.
 enum class CopyMethod {
-  kAuto,    // the measured faster one (see docs/unpack.md): kBuffer
+  kAuto,    // the measured faster one (docs/unpack.md): kKernel at 1 GiB
   kKernel,  // copy_file_range(2), falling back to kBuffer where unsupported
   kBuffer,  // read(2) into one reused buffer, then write(2)
 };
@@ -578,7 +578,7 @@ class DirectPayload {
       path_ = LiteralPath::kBufferCopy;
       if constexpr (FdBackedSource<S>) {
         auto* fs = FdSinkOf(npy_.sink());
-        if (fs && options_.copy == CopyMethod::kKernel && left > 0) {
+        if (fs && options_.copy != CopyMethod::kBuffer && left > 0) {
           bool handled = false;
           absl::Status s = KernelCopy(src, *fs, left, frame, &handled);
           if (!s.ok()) return s;
@@ -844,6 +844,10 @@ absl::Status DecodePackedVarints(S& src, uint64_t len, const Frame& frame,
       if (ob + W > cap_e) {
         if (absl::Status s = flush(); !s.ok()) return s;
       }
+      // Hot loop on locals: output pointer and end, no per-element flush.
+      char* o = buf + ob;
+      char* const oe = buf + cap_e;
+      for (; p < safe && o + W <= oe; o += W) {
       // Unrolled: each step adds 7 bits; most values end in 1 to 3 bytes.
       uint64_t v = p[0];
       if (v < 0x80) [[likely]] {
@@ -885,8 +889,9 @@ absl::Status DecodePackedVarints(S& src, uint64_t len, const Frame& frame,
           }
         }
       }
-      StoreVarint<E>(v, buf + ob);
-      ob += W;
+      StoreVarint<E>(v, o);
+      }
+      ob = static_cast<size_t>(o - buf);
     }
     if (avail == left) {  // the field ends inside the window
       const char* q = reinterpret_cast<const char*>(p);
