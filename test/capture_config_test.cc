@@ -353,6 +353,28 @@ TEST(Selector, TokenRule) {
   }
 }
 
+TEST(Selector, TokenRuleExtremes) {
+  CaptureSelector sel(Cfg({{E + "CAPTURE_TOKEN", "0,9223372036854775807"}}));
+  const int64_t kMax = INT64_MAX;
+  struct Case { ForwardInfo f; std::vector<Match> matches; };
+  const Case cases[] = {
+      // A huge speculative width does not loop over every offset.
+      {{{"a"}, {5}, false, kMax, 0}, {{0, "a", kMax, "token"}}},
+      {{{"a"}, {kMax}, false, kMax, 0}, {}},
+      {{{"a"}, {INT64_MIN}, false, kMax, 0}, {}},  // 0 is 2^63 away
+      {{{"a"}, {INT64_MIN + 1}, false, kMax, 0}, {{0, "a", 0, "token"}}},
+      {{{"a"}, {INT64_MIN}, false, 1, 0}, {}},
+      {{{"a"}, {-1}, false, 1, 0}, {{0, "a", 0, "token"}}},
+      {{{"a"}, {-1}, false, 0, 0}, {}},   // no generated tokens
+      {{{"a"}, {-1}, false, -3, 0}, {}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(sel.EvaluateForward(c.f).matches, c.matches)
+        << "position " << c.f.positions[0] << " max_generated "
+        << c.f.max_generated;
+  }
+}
+
 TEST(Selector, RulesAreOrdAndSorted) {
   CaptureSelector sel(Cfg({{E + "CAPTURE_AT_CALL", "1"},
                            {E + "CAPTURE_TOKEN", "11"},

@@ -1,6 +1,7 @@
 #include "decomposed/capture/selector.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
 
 namespace decomposed::capture {
@@ -35,15 +36,20 @@ ForwardVerdict CaptureSelector::EvaluateForward(
     const auto& targets = config_.token_positions;  // sorted
     size_t rows = std::min(f.req_ids.size(), f.positions.size());
     for (size_t b = 0; b < rows; ++b) {
-      int64_t p = f.positions[b];
-      for (int64_t off = 1; off <= f.max_generated; ++off) {
-        if (std::binary_search(targets.begin(), targets.end(), p + off)) {
-          v.matches.push_back(
-              {static_cast<int64_t>(b), f.req_ids[b], p + off, kReasonToken});
-          v.token_fired = true;
-          break;
-        }
-      }
+      // The first offset in 1..max_generated with p + offset targeted is
+      // the smallest target above p, if it is at most max_generated away.
+      // (O(log targets) whatever max_generated is; no overflow at the
+      // int64 extremes.)
+      const int64_t p = f.positions[b];
+      if (f.max_generated < 1 || p == INT64_MAX) continue;
+      auto it = std::upper_bound(targets.begin(), targets.end(), p);
+      if (it == targets.end()) continue;
+      const uint64_t offset =
+          static_cast<uint64_t>(*it) - static_cast<uint64_t>(p);
+      if (offset > static_cast<uint64_t>(f.max_generated)) continue;
+      v.matches.push_back(
+          {static_cast<int64_t>(b), f.req_ids[b], *it, kReasonToken});
+      v.token_fired = true;
     }
   }
   return v;
