@@ -1,6 +1,7 @@
 #include "decomposed/unpack.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -397,6 +398,22 @@ std::string DetectOn(FdSource& src) {
   return "decomposed";
 }
 
+// mkdir -p of the directory part of `prefix`.
+absl::Status EnsureOutputDir(const std::string& prefix) {
+  size_t slash = prefix.rfind('/');
+  if (slash == std::string::npos || slash == 0) return absl::OkStatus();
+  std::string dir = prefix.substr(0, slash);
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/') continue;
+    std::string part = dir.substr(0, i);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::ErrnoToStatus(errno,
+                                 absl::StrCat("creating directory ", part));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> DetectSnapshotType(const std::string& path) {
@@ -417,12 +434,20 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
     return absl::InvalidArgumentError("ERROR: Unsupported snapshot format");
   }
   FdSource src(std::move(fd));
+  if (!src.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the input must be a regular file (unpacking seeks in it)"));
+  }
+  if (options.create_output_dir) {
+    if (absl::Status s = EnsureOutputDir(options.output_prefix); !s.ok()) {
+      return s;
+    }
+  }
   if (type == "auto") {
     type = DetectOn(src);
     if (!src.status().ok()) return WithFile(src.status(), path);
     if (!src.Seek(0)) return WithFile(src.status(), path);
   }
-  LiteralDecodeOptions decode = options.decode;
   absl::Status s = type == "snapshot"
                        ? UnpackSnapshot(src, options, written)
                        : UnpackDecomposed(src, options, written);

@@ -350,6 +350,25 @@ TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
               HasSubstr("'descr': '|V2'"));
 }
 
+TEST_F(UnpackTest, CreatesTheOutputDirectory) {
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
+  UnpackOptions o = Options("decomposed", false);
+  o.output_prefix = out_ + "a/b/pre_";
+  ASSERT_TRUE(Unpack(p, o).ok());
+  EXPECT_THAT(List(out_ + "a/b"), ElementsAre("pre_model.hlo",
+                                              "pre_value_input0.npy"));
+  o.create_output_dir = false;
+  o.output_prefix = out_ + "c/";
+  EXPECT_FALSE(Unpack(p, o).ok());
+  EXPECT_FALSE(Exists(out_ + "c"));
+}
+
+TEST_F(UnpackTest, NonRegularInputIsRejected) {
+  absl::Status s = Unpack("/dev/null", Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
+}
+
 // --- the command line -----------------------------------------------------------
 
 absl::StatusOr<UnpackCommandLine> Parse(std::vector<std::string> a) {

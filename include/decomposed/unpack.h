@@ -103,6 +103,9 @@ struct UnpackOptions {
   LiteralPass literal_pass;
   // Parse the module bytes once to reject what the tool would reject.
   bool validate_module = true;
+  // Create the directory part of output_prefix ("out/" or "a/b/pre_") when
+  // missing, like `mkdir -p` (the tool would fail to write instead).
+  bool create_output_dir = true;
   // Length-box options for decomposed files (lenient_length_byte).
   BoxReadOptions box;
   LiteralDecodeOptions decode;
@@ -110,8 +113,9 @@ struct UnpackOptions {
   std::function<void(const UnpackedFile&)> on_file;
 };
 
-// Unpacks `path`. `written`, when given, receives every file committed, in
-// order, also when an error stops the run.
+// Unpacks `path`, which must be a regular (seekable) file: literals are
+// planned, then read (kFailedPrecondition otherwise). `written`, when given,
+// receives every file committed, in order, also when an error stops the run.
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written = nullptr);
 
