@@ -107,7 +107,7 @@ struct ByteRange {
 
 // How fixed-width data moves from an FdSource to an fd-backed sink.
 enum class CopyMethod {
-  kAuto,    // the measured faster one (docs/unpack.md): kKernel at 1 GiB
+  kAuto,    // the measured faster one here (docs/unpack.md): kBuffer
   kKernel,  // copy_file_range(2), falling back to kBuffer where unsupported
   kBuffer,  // read(2) into one reused buffer, then write(2)
 };
@@ -578,7 +578,7 @@ class DirectPayload {
       path_ = LiteralPath::kBufferCopy;
       if constexpr (FdBackedSource<S>) {
         auto* fs = FdSinkOf(npy_.sink());
-        if (fs && options_.copy != CopyMethod::kBuffer && left > 0) {
+        if (fs && options_.copy == CopyMethod::kKernel && left > 0) {
           bool handled = false;
           absl::Status s = KernelCopy(src, *fs, left, frame, &handled);
           if (!s.ok()) return s;
