@@ -663,7 +663,8 @@ class PhysicalStore {
   absl::Status Init(uint64_t bytes, const LiteralDecodeOptions& options) {
     size_ = bytes;
     if (bytes <= options.max_in_memory_transpose) {
-      mem_.reserve(static_cast<size_t>(bytes));
+      // No reserve: memory grows with the data that arrives, never with
+      // the declared size alone (varint counts are only checked at the end).
       return absl::OkStatus();
     }
     std::string dir = options.temp_dir;
