@@ -475,6 +475,9 @@ constexpr OptSpec kOpts[] = {
     {"ml-dtype-sidecar", true,
      "Also write <file>.npy.meta {\"ml_dtype\": ...} for void dtypes "
      "(extension)"},
+    {"lenient-length-byte", true,
+     "Read a box length byte >= 0x80 as unsigned, as AWS's Python reader "
+     "does (extension)"},
 };
 
 }  // namespace
@@ -555,6 +558,9 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
       }
       if (name == "dump-snapshot-outputs") cl.options.dump_snapshot_outputs = v;
       if (name == "ml-dtype-sidecar") cl.options.ml_dtype_sidecar = v;
+      if (name == "lenient-length-byte") {
+        cl.options.box.lenient_length_byte = v;
+      }
       continue;
     }
     if (!value) {

@@ -414,6 +414,57 @@ TEST(LiteralDecoderErrorTest, FuzzedBodiesNeverCrash) {
   }
 }
 
+// --- a fault-injecting source: short reads and EINTR ----------------------
+
+// A BufferedSource backend over a string that returns 1..7 bytes per read
+// and fails every fifth read with EINTR (which BufferedSource retries).
+class ShortReadBackend {
+ public:
+  explicit ShortReadBackend(const std::string* data) : data_(data) {}
+  ssize_t ReadSome(char* dst, size_t n) {
+    if (++calls_ % 5 == 0) {
+      errno = EINTR;
+      return -1;
+    }
+    size_t k = std::min({n, size_t{1} + calls_ % 7, data_->size() - pos_});
+    std::memcpy(dst, data_->data() + pos_, k);
+    pos_ += k;
+    return static_cast<ssize_t>(k);
+  }
+  bool Seekable() const { return true; }
+  bool SeekTo(uint64_t pos) {
+    pos_ = static_cast<size_t>(pos);
+    return true;
+  }
+  std::optional<uint64_t> Size() const { return data_->size(); }
+
+ private:
+  const std::string* data_;
+  size_t pos_ = 0;
+  size_t calls_ = 0;
+};
+
+TEST(LiteralDecoderFaultTest, ShortReadsGiveTheSameOutput) {
+  std::vector<int64_t> vals;
+  for (int i = 0; i < 3000; ++i) vals.push_back((i % 2 ? -1 : 1) * i * 977);
+  std::vector<std::string> bodies = {
+      kF32Body, kF32Data + B({0x0a, 0x0a}) + kF32Shape,
+      Len(1, ShapeBytes(5, {3000}, {0})) + Len(5, Packed(vals)),
+      Len(1, ShapeBytes(4, {10, 300}, {0, 1})) + Len(4, Packed(vals)),
+      Len(1, ShapeBytes(6, {5, 6, 100}, {2, 0, 1})) + Len(3, std::string(3000, 'q')),
+  };
+  for (const std::string& body : bodies) {
+    Decoded want = DecodeMem(body);
+    ASSERT_TRUE(want.status.ok()) << want.status;
+    BufferedSource<ShortReadBackend> src(ShortReadBackend(&body), 4096);
+    std::string npy;
+    StringSink sink(&npy);
+    absl::Status s = DecodeLiteralToNpy(src, body.size(), Frame{"x"}, sink);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(npy, want.npy);
+  }
+}
+
 // --- file descriptors: kernel copy vs buffer, window boundaries -----------
 
 std::string WriteTemp(const std::string& name, const std::string& data) {

@@ -369,6 +369,29 @@ TEST_F(UnpackTest, NonRegularInputIsRejected) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
 }
 
+TEST_F(UnpackTest, LenientLengthByte) {
+  // A count box of 146 payload bytes (length byte 0x92): its shape repeats
+  // element_type U64 70 times. Strict mode rejects the byte, lenient reads it.
+  std::string shape;
+  for (int i = 0; i < 70; ++i) shape += VarintField(2, 9);
+  std::string payload = Len(1, shape) + Len(7, Varint(0));
+  ASSERT_EQ(payload.size(), 146u);
+  std::string snap = Snapshot({}, nullptr);
+  std::string d = Box(snap.size()) + snap +
+                  std::string(1, static_cast<char>(payload.size())) + payload;
+  std::string p = Write("x.dhs", d);
+  absl::Status s = Unpack(p, Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_input count box"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("0x92"));
+  auto cl = ParseUnpackCommandLine(
+      {"--snapshot-type=decomposed", "--lenient-length-byte", p});
+  ASSERT_TRUE(cl.ok());
+  cl->options.output_prefix = out_;
+  s = Unpack(p, cl->options);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 // --- the command line -----------------------------------------------------------
 
 absl::StatusOr<UnpackCommandLine> Parse(std::vector<std::string> a) {

@@ -144,7 +144,8 @@ struct UnpackCommandLine {
 // Parses arguments (without argv[0]) as LLVM's cl::ParseCommandLineOptions
 // does for snapshot-unpack's options: one or two dashes; `-opt=value` and
 // `-opt value` for strings (module, output-prefix, snapshot-type); bools
-// (dump-snapshot-outputs, and our ml-dtype-sidecar) as `-flag` or
+// (dump-snapshot-outputs, and our extensions ml-dtype-sidecar and
+// lenient-length-byte) as `-flag` or
 // `-flag=true|false` (also 1/0, TRUE/FALSE, True/False), never
 // `-flag false`; an option given twice is an error, as with cl::opt; `--`
 // ends options; exactly one positional <snapshot>; `-help`/`-help-list`
