@@ -392,6 +392,25 @@ TEST_F(UnpackTest, LenientLengthByte) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
+  std::string lit = F32Literal({3, 4});
+  std::string all = kModule + lit;
+  MemorySource src(all);
+  UnpackOptions o = Options("decomposed", false);
+  std::vector<UnpackedFile> files;
+  HloSnapshotSink<MemorySource> sink(src, o, &files);
+  std::vector<ByteRange> module = {{0, kModule.size()}};
+  ASSERT_TRUE(sink.WriteModule(module).ok());
+  std::vector<ByteRange> body = {{kModule.size(), lit.size()}};
+  ASSERT_TRUE(sink.WriteLiteral(body, "value_input", 5).ok());
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input5.npy"));
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
+  EXPECT_EQ(Payload("value_input5.npy"), Floats({3, 4}));
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].shape, "F32[2]{0}");
+  EXPECT_EQ(files[1].descr, "<f4");
+}
+
 // --- the command line -----------------------------------------------------------
 
 absl::StatusOr<UnpackCommandLine> Parse(std::vector<std::string> a) {
