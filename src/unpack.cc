@@ -345,8 +345,8 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
     }
     if (name == "help" || name == "help-list" || name == "help-hidden" ||
         name == "help-list-hidden") {
-      cl.help = true;
-      continue;
+      cl.help = true;  // LLVM prints the help and exits right here
+      return cl;
     }
     size_t k = 0;
     while (k < std::size(kOpts) && name != kOpts[k].name) ++k;

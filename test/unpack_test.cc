@@ -451,6 +451,8 @@ TEST(UnpackCommandLineTest, LlvmStyles) {
   EXPECT_EQ(cl->snapshot, "-f");
   EXPECT_TRUE(Parse({"-help"})->help);
   EXPECT_TRUE(Parse({"--help", "x", "y"})->help);
+  EXPECT_TRUE(Parse({"-help", "--bogus"})->help);  // help acts when seen
+  EXPECT_FALSE(Parse({"--bogus", "-help"}).ok());
   EXPECT_EQ(Parse({"-"})->snapshot, "-");
 }
 
