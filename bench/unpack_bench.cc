@@ -14,8 +14,10 @@
 //   BM_Cp/<type>             /bin/cp of the input file
 //   BM_Reference/<type>      protobuf materialisation
 // Counters: bytes_per_second (payload bytes), peak_rss_MiB (this process's
-// ru_maxrss, or the children's for cp, so run one benchmark per process to
-// read it: scripts/bench-unpack.sh does).
+// ru_maxrss so far, or the children's for cp). ru_maxrss only grows, so it
+// reflects every benchmark run before in the same process (BM_DecodeS32Memory
+// holds a 64 MiB body): read peak RSS from one process per tool, as
+// scripts/bench-unpack.sh does with /usr/bin/time -v.
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -540,6 +540,44 @@ TEST(LiteralDecoderFdTest, VarintsAcrossSmallWindows) {
   EXPECT_EQ(d.npy.substr(128), want);
 }
 
+TEST(LiteralDecoderFdTest, LiteralOverTwoGiB) {
+  // U8[2^31 + 5]: a body over protobuf's 2 GiB limit, in a sparse file (the
+  // data is a hole that reads as zeros), decoded through an FdSource and an
+  // MmapSource into a NullSink. Checks the 64-bit sizes end to end.
+  const uint64_t n = (uint64_t{1} << 31) + 5;
+  std::string head = Len(1, ShapeBytes(6, {static_cast<int64_t>(n)}, {0})) +
+                     Varint((3 << 3) | 2) + Varint(n);
+  std::string path = ::testing::TempDir() + "/over_2gib.bin";
+  {
+    std::ofstream(path, std::ios::binary) << head;
+  }
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(head.size() + n)), 0);
+  const uint64_t body = head.size() + n;
+  {
+    OwnedFd fd;
+    ASSERT_TRUE(OpenForReading(path, &fd).ok());
+    FdSource src(std::move(fd));
+    NullSink sink;
+    LiteralPlan plan;
+    absl::Status s = DecodeLiteralToNpy(src, body, Frame{"big"}, sink, {}, &plan);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(plan.element_count, n);
+    EXPECT_EQ(sink.position(), 128 + n);
+  }
+  {
+    MmapSource src(path);
+    ASSERT_TRUE(src.status().ok());
+    NullSink sink;
+    LiteralPath p;
+    absl::Status s = DecodeLiteralToNpy(src, body, Frame{"big"}, sink, {},
+                                        nullptr, &p);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(p, LiteralPath::kView);
+    EXPECT_EQ(sink.position(), 128 + n);
+  }
+  ::unlink(path.c_str());
+}
+
 TEST(LiteralDecoderFdTest, TruncatedFileIsOutOfRange) {
   std::string body = Len(1, ShapeBytes(11, {1000}, {0})) +
                      Len(8, std::string(4000, 'x'));

@@ -26,6 +26,8 @@
 // (materialised, bounded by protobuf's 2 GiB limit) so that a module the tool
 // would fail to parse fails here too.
 //
+// Both modes feed an HloSnapshotSink (below), which writes each piece.
+//
 // Literals are streamed by DecodeLiteralToNpy (literal_decoder.h): memory
 // stays bounded whatever their size. `literal_pass`, when set, materialises
 // each literal as an xla::LiteralProto (so it must be under 2 GiB), runs the
@@ -36,8 +38,8 @@
 // temp file + rename), so no partial file exists under a final name. The
 // message names the literal ("value_input 3 body"), the frame and the byte
 // offset, and the input file: e.g.
-//   value_input 1 body: expected 24 bytes of F32 data ..., found 20 bytes
-//   (at byte 311 of x.decomposed_hlo_snapshot)
+//   value_input 1 body: expected 5 values of F32 data (LiteralProto field 8)
+//   (5 elements of F32[5]{0}), found 4 values (at byte 55 of x.dhs)
 // Codes as in status.h; an unopenable input gives "Could not open: <file>"
 // (code from errno) and an unknown snapshot type
 // "ERROR: Unsupported snapshot format" (kInvalidArgument), the tool's texts.
@@ -67,8 +69,8 @@
 #include "decomposed/byte_source.h"
 #include "decomposed/framing.h"
 #include "decomposed/npy_sink.h"
-#include "decomposed/status.h"
 #include "decomposed/literal_decoder.h"
+#include "decomposed/status.h"
 #include "decomposed/proto/hlo.pb.h"
 
 namespace decomposed {
