@@ -4,6 +4,8 @@
 // memory stays bounded whatever the literal's size, including literals over
 // protobuf's 2 GiB limit.
 //
+// Sources must be RewindableSource (byte_source.h: a ByteSource with
+// Seek()); sinks any ByteSink (the .npy goes through an NpySink over it).
 // A literal is given as one or more byte ranges of a RewindableSource whose
 // concatenation is the LiteralProto (protobuf merges repeated occurrences of
 // a message field, and parsing concatenated serializations is exactly that
@@ -18,9 +20,11 @@
 //      streams it:
 //        * fixed-width data in one packed/bytes record, default layout: the
 //          bytes go straight from the source to the sink: a zero-copy view
-//          (MemorySource/MmapSource), copy_file_range(2) from an FdSource to
-//          an fd-backed sink (FdSink, AtomicFileSink), or Read() into one
-//          reused buffer;
+//          (MemorySource/MmapSource); else the bytes already in the source's
+//          window, then Read() into one reused buffer (the default, measured
+//          faster here: docs/unpack.md) or, with CopyMethod::kKernel,
+//          copy_file_range(2) from an FdSource to an fd-backed sink (FdSink,
+//          AtomicFileSink);
 //        * varint types (PRED, S32, S64, U32, U64) are decoded in chunks
 //          into a reused buffer (an unrolled loop while 10 bytes are
 //          buffered, a bounds-checked one near the end of the window);
@@ -58,8 +62,7 @@
 //   decomposed::AtomicFileSink out;
 //   if (auto s = out.Open("x.npy"); !s.ok()) return s;
 //   absl::Status s = decomposed::DecodeLiteralToNpy(
-//       src, {{0, body.size()}}, decomposed::Frame{"value_input", 0, "body"},
-//       out);
+//       src, body.size(), decomposed::Frame{"value_input", 0, "body"}, out);
 //   if (!s.ok()) return s;   // `out` removes its temp file when dropped
 //   return out.Commit();
 #ifndef DECOMPOSED_LITERAL_DECODER_H_

@@ -142,7 +142,8 @@ inline std::string NpyOutputPath(const UnpackOptions& o, std::string_view stem,
 // Example:
 //   decomposed::MemorySource src(bytes);
 //   decomposed::HloSnapshotSink sink(src, options, nullptr);
-//   absl::Status s = sink.WriteLiteral({{offset, length}}, "value_input", 0);
+//   decomposed::ByteRange body{offset, length};
+//   absl::Status s = sink.WriteLiteral({&body, 1}, "value_input", 0);
 template <RewindableSource S>
 class HloSnapshotSink {
  public:
