@@ -468,7 +468,7 @@ TEST(LiteralDecoderFaultTest, ShortReadsGiveTheSameOutput) {
 // --- file descriptors: kernel copy vs buffer, window boundaries -----------
 
 std::string WriteTemp(const std::string& name, const std::string& data) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/literal_decoder_test_" + name;
   std::ofstream(path, std::ios::binary) << data;
   return path;
 }
@@ -496,6 +496,7 @@ Decoded DecodeFile(const std::string& path, uint64_t offset, uint64_t length,
   if (d.status.ok()) {
     EXPECT_TRUE(sink.Commit().ok());
     d.npy = ReadFile(out);
+    ::unlink(out.c_str());
   }
   return d;
 }
@@ -518,6 +519,7 @@ TEST(LiteralDecoderFdTest, KernelAndBufferCopiesAgree) {
     EXPECT_EQ(d.path, m == CopyMethod::kKernel ? LiteralPath::kKernelCopy
                                                : LiteralPath::kBufferCopy);
   }
+  ::unlink(path.c_str());
 }
 
 TEST(LiteralDecoderFdTest, VarintsAcrossSmallWindows) {
@@ -538,6 +540,7 @@ TEST(LiteralDecoderFdTest, VarintsAcrossSmallWindows) {
   ASSERT_TRUE(d.status.ok()) << d.status;
   EXPECT_EQ(d.path, LiteralPath::kVarint);
   EXPECT_EQ(d.npy.substr(128), want);
+  ::unlink(path.c_str());
 }
 
 TEST(LiteralDecoderFdTest, LiteralOverTwoGiB) {
@@ -547,7 +550,7 @@ TEST(LiteralDecoderFdTest, LiteralOverTwoGiB) {
   const uint64_t n = (uint64_t{1} << 31) + 5;
   std::string head = Len(1, ShapeBytes(6, {static_cast<int64_t>(n)}, {0})) +
                      Varint((3 << 3) | 2) + Varint(n);
-  std::string path = ::testing::TempDir() + "/over_2gib.bin";
+  std::string path = ::testing::TempDir() + "/literal_decoder_test_over_2gib.bin";
   {
     std::ofstream(path, std::ios::binary) << head;
   }
@@ -585,6 +588,7 @@ TEST(LiteralDecoderFdTest, TruncatedFileIsOutOfRange) {
   Decoded d = DecodeFile(path, 0, body.size(), {});
   EXPECT_EQ(d.status.code(), absl::StatusCode::kOutOfRange) << d.status;
   EXPECT_THAT(std::string(d.status.message()), HasSubstr("value_input 0"));
+  ::unlink(path.c_str());
 }
 
 }  // namespace

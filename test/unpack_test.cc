@@ -107,6 +107,7 @@ class UnpackTest : public ::testing::Test {
     out_ = dir_ + "/out/";
     ::mkdir(out_.c_str(), 0755);
   }
+  void TearDown() override { ::system(("rm -rf '" + dir_ + "'").c_str()); }
   std::string Write(const std::string& name, const std::string& data) {
     std::string p = dir_ + "/" + name;
     std::ofstream(p, std::ios::binary) << data;
