@@ -9,12 +9,15 @@
 // varints (values in [0, 2^18): 1 to 3 bytes each).
 //
 // Benchmarks (each iteration writes the outputs again):
+//   BM_DecodeS32Memory/<dist> the varint decoder alone, memory to NullSink
 //   BM_Unpack/<type>/<copy>  decomposed::Unpack, copy 0 = buffer, 1 = kernel
 //   BM_Cp/<type>             /bin/cp of the input file
 //   BM_Reference/<type>      protobuf materialisation
 // Counters: bytes_per_second (payload bytes), peak_rss_MiB (this process's
-// ru_maxrss, or the children's for cp, so run one benchmark per process to
-// read it: scripts/bench-unpack.sh does).
+// ru_maxrss so far, or the children's for cp). ru_maxrss only grows, so it
+// reflects every benchmark run before in the same process (BM_DecodeS32Memory
+// holds a 64 MiB body): read peak RSS from one process per tool, as
+// scripts/bench-unpack.sh does with /usr/bin/time -v.
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -215,6 +218,40 @@ void BM_Reference(benchmark::State& state) {
                           static_cast<int64_t>(PayloadBytes()));
   state.counters["peak_rss_MiB"] = PeakRssMiB(RUSAGE_SELF);
 }
+
+// Decode only: S32 varints from memory into a NullSink (no I/O), to see the
+// decoder's own speed. Arg: 0 = i % 2^18 (1..3 bytes), 1 = uniform random
+// int32 (half are negative: 10-byte varints), 2 = random in [0, 128).
+void BM_DecodeS32Memory(benchmark::State& state) {
+  const uint64_t n = 16 << 20;
+  std::string data;
+  uint64_t x = 88172645463325252ull;
+  for (uint64_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int64_t v = state.range(0) == 0   ? static_cast<int64_t>(i & ((1u << 18) - 1))
+                : state.range(0) == 1 ? static_cast<int32_t>(x)
+                                      : static_cast<int64_t>(x & 127);
+    data += Varint(static_cast<uint64_t>(v));
+  }
+  std::string shape = Varint(2 << 3) + Varint(4) + Varint((3 << 3) | 2) +
+                      Varint(VarintSize(n)) + Varint(n) +
+                      Varint((5 << 3) | 2) + Varint(3) + Varint((1 << 3) | 2) +
+                      Varint(1) + Varint(0);
+  std::string body = Varint((1 << 3) | 2) + Varint(shape.size()) + shape +
+                     Varint((4 << 3) | 2) + Varint(data.size()) + data;
+  data.clear();
+  for (auto _ : state) {
+    decomposed::MemorySource src(body);
+    decomposed::NullSink sink;
+    absl::Status s = decomposed::DecodeLiteralToNpy(
+        src, body.size(), decomposed::Frame{"x"}, sink);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 4));
+}
+BENCHMARK(BM_DecodeS32Memory)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_Unpack)
     ->ArgNames({"type", "kernel"})

@@ -78,186 +78,6 @@ absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
   return index;
 }
 
-std::string LiteralPath(const UnpackOptions& o, std::string_view stem,
-                        int64_t index) {
-  return absl::StrCat(o.output_prefix, Sv(stem), index, ".npy");
-}
-
-// HloSnapshotSink: receives the pieces of a snapshot (module bytes,
-// literals) from either mode and writes them as files under the prefix,
-// each through AtomicFileSink.
-template <RewindableSource S>
-class HloSnapshotSink {
- public:
-  HloSnapshotSink(S& src, const UnpackOptions& options,
-                  std::vector<UnpackedFile>* written)
-      : src_(src), options_(options), written_(written) {}
-
-  absl::Status WriteModule(std::span<const ByteRange> ranges) {
-    const std::string path = options_.output_prefix + options_.module;
-    const Frame frame{"hlo_module"};
-    uint64_t total = 0;
-    for (const ByteRange& r : ranges) total += r.length;
-    const bool merge = ranges.size() > 1 || options_.module_pass;
-    std::string bytes;
-    if (merge || options_.validate_module) {
-      if (total > limits::kMaxSnapshotBytes) {
-        return FrameError(absl::StatusCode::kResourceExhausted, frame,
-                          ranges.empty() ? 0 : ranges[0].offset,
-                          "a module under protobuf's 2 GiB limit",
-                          absl::StrCat(total, " bytes"));
-      }
-      for (const ByteRange& r : ranges) {
-        std::string part;
-        if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
-        if (absl::Status s = ReadToString(src_, r.length, frame, &part);
-            !s.ok()) {
-          return s;
-        }
-        bytes += part;
-      }
-      xla::HloModuleProto module;
-      if (!module.ParseFromString(bytes)) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                          ranges.empty() ? 0 : ranges[0].offset,
-                          "an HloModuleProto protobuf can parse",
-                          "bytes it rejects");
-      }
-      if (merge) {
-        if (options_.module_pass) {
-          if (absl::Status s = options_.module_pass(module); !s.ok()) {
-            return Prefix(s, "module pass");
-          }
-        }
-        bytes.clear();
-        if (!module.SerializeToString(&bytes)) {
-          return absl::InternalError("hlo_module: serializing failed");
-        }
-      }
-    }
-    AtomicFileSink out;
-    if (absl::Status s = out.Open(path); !s.ok()) return s;
-    if (merge || options_.validate_module) {
-      out.Write(bytes);
-    } else {
-      for (const ByteRange& r : ranges) {
-        if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
-        absl::Status s =
-            ForEachChunk(src_, r.length, frame, [&](std::string_view c) {
-              if (!out.Write(c)) return out.status();
-              return absl::OkStatus();
-            });
-        if (!s.ok()) return s;
-      }
-    }
-    uint64_t size = out.position();
-    if (!out.status().ok()) return out.status();
-    if (absl::Status s = out.Commit(); !s.ok()) return s;
-    UnpackedFile f;
-    f.path = path;
-    f.kind = "module";
-    f.bytes = size;
-    Record(f);
-    return absl::OkStatus();
-  }
-
-  absl::Status WriteLiteral(std::span<const ByteRange> ranges,
-                            std::string_view stem, int64_t index) {
-    const std::string path = LiteralPath(options_, stem, index);
-    const Frame frame{stem, index, "body"};
-    AtomicFileSink out;
-    if (absl::Status s = out.Open(path); !s.ok()) return s;
-    LiteralPlan plan;
-    absl::Status s;
-    if (options_.literal_pass) {
-      s = PassLiteral(ranges, stem, index, frame, out, &plan);
-    } else {
-      s = DecodeLiteralToNpy(src_, ranges, frame, out, options_.decode, &plan);
-    }
-    if (!s.ok()) return s;
-    uint64_t size = out.position();
-    if (absl::Status c = out.Commit(); !c.ok()) return c;
-    UnpackedFile f;
-    f.path = path;
-    f.kind = std::string(stem);
-    f.index = index;
-    f.shape = plan.shape.ToString();
-    f.descr = plan.header.descr;
-    f.fortran_order = plan.header.fortran_order;
-    f.bytes = size;
-    Record(f);
-    if (options_.ml_dtype_sidecar && !plan.type->ml_dtype.empty()) {
-      if (absl::Status m = WriteNpyMetaSidecar(path, plan.type->ml_dtype);
-          !m.ok()) {
-        return m;
-      }
-      UnpackedFile meta;
-      meta.path = path + ".meta";
-      meta.kind = "meta";
-      meta.index = index;
-      meta.bytes = NpyMetaSidecarText(plan.type->ml_dtype).size();
-      Record(meta);
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  absl::Status SeekError(const Frame& frame, uint64_t offset) {
-    if (!src_.status().ok()) return Prefix(src_.status(), frame.str());
-    return FrameError(absl::StatusCode::kFailedPrecondition, frame, offset,
-                      "a seekable input", "one that cannot seek");
-  }
-
-  absl::Status PassLiteral(std::span<const ByteRange> ranges,
-                           std::string_view stem, int64_t index,
-                           const Frame& frame, AtomicFileSink& out,
-                           LiteralPlan* plan) {
-    std::string bytes;
-    for (const ByteRange& r : ranges) {
-      if (bytes.size() + r.length > limits::kMaxSnapshotBytes) {
-        return FrameError(absl::StatusCode::kResourceExhausted, frame,
-                          r.offset,
-                          "a literal under protobuf's 2 GiB limit (a "
-                          "literal pass materialises it)",
-                          absl::StrCat(bytes.size() + r.length, " bytes"));
-      }
-      std::string part;
-      if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
-      if (absl::Status s = ReadToString(src_, r.length, frame, &part);
-          !s.ok()) {
-        return s;
-      }
-      bytes += part;
-    }
-    xla::LiteralProto literal;
-    if (!literal.ParseFromString(bytes)) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                        ranges.empty() ? 0 : ranges[0].offset,
-                        "a LiteralProto protobuf can parse",
-                        "bytes it rejects");
-    }
-    if (absl::Status s = options_.literal_pass(literal, stem, index);
-        !s.ok()) {
-      return Prefix(s, absl::StrCat(Sv(stem), " ", index, " literal pass"));
-    }
-    bytes.clear();
-    literal.SerializeToString(&bytes);
-    MemorySource mem(bytes);
-    ByteRange all{0, bytes.size()};
-    return DecodeLiteralToNpy(mem, std::span<const ByteRange>(&all, 1), frame,
-                              out, options_.decode, plan);
-  }
-
-  void Record(const UnpackedFile& f) {
-    if (written_) written_->push_back(f);
-    if (options_.on_file) options_.on_file(f);
-  }
-
-  S& src_;
-  const UnpackOptions& options_;
-  std::vector<UnpackedFile>* written_;
-};
-
 template <RewindableSource S>
 absl::Status UnpackSnapshot(S& src, const UnpackOptions& options,
                             std::vector<UnpackedFile>* written) {
@@ -475,6 +295,9 @@ constexpr OptSpec kOpts[] = {
     {"ml-dtype-sidecar", true,
      "Also write <file>.npy.meta {\"ml_dtype\": ...} for void dtypes "
      "(extension)"},
+    {"lenient-length-byte", true,
+     "Read a box length byte >= 0x80 as unsigned, as AWS's Python reader "
+     "does (extension)"},
 };
 
 }  // namespace
@@ -522,8 +345,8 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
     }
     if (name == "help" || name == "help-list" || name == "help-hidden" ||
         name == "help-list-hidden") {
-      cl.help = true;
-      continue;
+      cl.help = true;  // LLVM prints the help and exits right here
+      return cl;
     }
     size_t k = 0;
     while (k < std::size(kOpts) && name != kOpts[k].name) ++k;
@@ -555,6 +378,9 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
       }
       if (name == "dump-snapshot-outputs") cl.options.dump_snapshot_outputs = v;
       if (name == "ml-dtype-sidecar") cl.options.ml_dtype_sidecar = v;
+      if (name == "lenient-length-byte") {
+        cl.options.box.lenient_length_byte = v;
+      }
       continue;
     }
     if (!value) {

@@ -414,10 +414,61 @@ TEST(LiteralDecoderErrorTest, FuzzedBodiesNeverCrash) {
   }
 }
 
+// --- a fault-injecting source: short reads and EINTR ----------------------
+
+// A BufferedSource backend over a string that returns 1..7 bytes per read
+// and fails every fifth read with EINTR (which BufferedSource retries).
+class ShortReadBackend {
+ public:
+  explicit ShortReadBackend(const std::string* data) : data_(data) {}
+  ssize_t ReadSome(char* dst, size_t n) {
+    if (++calls_ % 5 == 0) {
+      errno = EINTR;
+      return -1;
+    }
+    size_t k = std::min({n, size_t{1} + calls_ % 7, data_->size() - pos_});
+    std::memcpy(dst, data_->data() + pos_, k);
+    pos_ += k;
+    return static_cast<ssize_t>(k);
+  }
+  bool Seekable() const { return true; }
+  bool SeekTo(uint64_t pos) {
+    pos_ = static_cast<size_t>(pos);
+    return true;
+  }
+  std::optional<uint64_t> Size() const { return data_->size(); }
+
+ private:
+  const std::string* data_;
+  size_t pos_ = 0;
+  size_t calls_ = 0;
+};
+
+TEST(LiteralDecoderFaultTest, ShortReadsGiveTheSameOutput) {
+  std::vector<int64_t> vals;
+  for (int i = 0; i < 3000; ++i) vals.push_back((i % 2 ? -1 : 1) * i * 977);
+  std::vector<std::string> bodies = {
+      kF32Body, kF32Data + B({0x0a, 0x0a}) + kF32Shape,
+      Len(1, ShapeBytes(5, {3000}, {0})) + Len(5, Packed(vals)),
+      Len(1, ShapeBytes(4, {10, 300}, {0, 1})) + Len(4, Packed(vals)),
+      Len(1, ShapeBytes(6, {5, 6, 100}, {2, 0, 1})) + Len(3, std::string(3000, 'q')),
+  };
+  for (const std::string& body : bodies) {
+    Decoded want = DecodeMem(body);
+    ASSERT_TRUE(want.status.ok()) << want.status;
+    BufferedSource<ShortReadBackend> src(ShortReadBackend(&body), 4096);
+    std::string npy;
+    StringSink sink(&npy);
+    absl::Status s = DecodeLiteralToNpy(src, body.size(), Frame{"x"}, sink);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(npy, want.npy);
+  }
+}
+
 // --- file descriptors: kernel copy vs buffer, window boundaries -----------
 
 std::string WriteTemp(const std::string& name, const std::string& data) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/literal_decoder_test_" + name;
   std::ofstream(path, std::ios::binary) << data;
   return path;
 }
@@ -445,6 +496,7 @@ Decoded DecodeFile(const std::string& path, uint64_t offset, uint64_t length,
   if (d.status.ok()) {
     EXPECT_TRUE(sink.Commit().ok());
     d.npy = ReadFile(out);
+    ::unlink(out.c_str());
   }
   return d;
 }
@@ -467,6 +519,7 @@ TEST(LiteralDecoderFdTest, KernelAndBufferCopiesAgree) {
     EXPECT_EQ(d.path, m == CopyMethod::kKernel ? LiteralPath::kKernelCopy
                                                : LiteralPath::kBufferCopy);
   }
+  ::unlink(path.c_str());
 }
 
 TEST(LiteralDecoderFdTest, VarintsAcrossSmallWindows) {
@@ -487,6 +540,45 @@ TEST(LiteralDecoderFdTest, VarintsAcrossSmallWindows) {
   ASSERT_TRUE(d.status.ok()) << d.status;
   EXPECT_EQ(d.path, LiteralPath::kVarint);
   EXPECT_EQ(d.npy.substr(128), want);
+  ::unlink(path.c_str());
+}
+
+TEST(LiteralDecoderFdTest, LiteralOverTwoGiB) {
+  // U8[2^31 + 5]: a body over protobuf's 2 GiB limit, in a sparse file (the
+  // data is a hole that reads as zeros), decoded through an FdSource and an
+  // MmapSource into a NullSink. Checks the 64-bit sizes end to end.
+  const uint64_t n = (uint64_t{1} << 31) + 5;
+  std::string head = Len(1, ShapeBytes(6, {static_cast<int64_t>(n)}, {0})) +
+                     Varint((3 << 3) | 2) + Varint(n);
+  std::string path = ::testing::TempDir() + "/literal_decoder_test_over_2gib.bin";
+  {
+    std::ofstream(path, std::ios::binary) << head;
+  }
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(head.size() + n)), 0);
+  const uint64_t body = head.size() + n;
+  {
+    OwnedFd fd;
+    ASSERT_TRUE(OpenForReading(path, &fd).ok());
+    FdSource src(std::move(fd));
+    NullSink sink;
+    LiteralPlan plan;
+    absl::Status s = DecodeLiteralToNpy(src, body, Frame{"big"}, sink, {}, &plan);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(plan.element_count, n);
+    EXPECT_EQ(sink.position(), 128 + n);
+  }
+  {
+    MmapSource src(path);
+    ASSERT_TRUE(src.status().ok());
+    NullSink sink;
+    LiteralPath p;
+    absl::Status s = DecodeLiteralToNpy(src, body, Frame{"big"}, sink, {},
+                                        nullptr, &p);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(p, LiteralPath::kView);
+    EXPECT_EQ(sink.position(), 128 + n);
+  }
+  ::unlink(path.c_str());
 }
 
 TEST(LiteralDecoderFdTest, TruncatedFileIsOutOfRange) {
@@ -496,6 +588,7 @@ TEST(LiteralDecoderFdTest, TruncatedFileIsOutOfRange) {
   Decoded d = DecodeFile(path, 0, body.size(), {});
   EXPECT_EQ(d.status.code(), absl::StatusCode::kOutOfRange) << d.status;
   EXPECT_THAT(std::string(d.status.message()), HasSubstr("value_input 0"));
+  ::unlink(path.c_str());
 }
 
 }  // namespace

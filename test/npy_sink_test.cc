@@ -150,6 +150,9 @@ TEST(NpySinkTest, AtomicFileAndSidecar) {
   EXPECT_EQ(got.substr(128), "\x80\x3f");
   ASSERT_TRUE(WriteNpyMetaSidecar(path, "bfloat16").ok());
   EXPECT_EQ(ReadFile(path + ".meta"), "{\"ml_dtype\": \"bfloat16\"}");
+  ::unlink((path + ".meta").c_str());
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ class UnpackTest : public ::testing::Test {
     out_ = dir_ + "/out/";
     ::mkdir(out_.c_str(), 0755);
   }
+  void TearDown() override { ::system(("rm -rf '" + dir_ + "'").c_str()); }
   std::string Write(const std::string& name, const std::string& data) {
     std::string p = dir_ + "/" + name;
     std::ofstream(p, std::ios::binary) << data;
@@ -369,6 +370,48 @@ TEST_F(UnpackTest, NonRegularInputIsRejected) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
 }
 
+TEST_F(UnpackTest, LenientLengthByte) {
+  // A count box of 146 payload bytes (length byte 0x92): its shape repeats
+  // element_type U64 70 times. Strict mode rejects the byte, lenient reads it.
+  std::string shape;
+  for (int i = 0; i < 70; ++i) shape += VarintField(2, 9);
+  std::string payload = Len(1, shape) + Len(7, Varint(0));
+  ASSERT_EQ(payload.size(), 146u);
+  std::string snap = Snapshot({}, nullptr);
+  std::string d = Box(snap.size()) + snap +
+                  std::string(1, static_cast<char>(payload.size())) + payload;
+  std::string p = Write("x.dhs", d);
+  absl::Status s = Unpack(p, Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_input count box"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("0x92"));
+  auto cl = ParseUnpackCommandLine(
+      {"--snapshot-type=decomposed", "--lenient-length-byte", p});
+  ASSERT_TRUE(cl.ok());
+  cl->options.output_prefix = out_;
+  s = Unpack(p, cl->options);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
+  std::string lit = F32Literal({3, 4});
+  std::string all = kModule + lit;
+  MemorySource src(all);
+  UnpackOptions o = Options("decomposed", false);
+  std::vector<UnpackedFile> files;
+  HloSnapshotSink<MemorySource> sink(src, o, &files);
+  std::vector<ByteRange> module = {{0, kModule.size()}};
+  ASSERT_TRUE(sink.WriteModule(module).ok());
+  std::vector<ByteRange> body = {{kModule.size(), lit.size()}};
+  ASSERT_TRUE(sink.WriteLiteral(body, "value_input", 5).ok());
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input5.npy"));
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
+  EXPECT_EQ(Payload("value_input5.npy"), Floats({3, 4}));
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].shape, "F32[2]{0}");
+  EXPECT_EQ(files[1].descr, "<f4");
+}
+
 // --- the command line -----------------------------------------------------------
 
 absl::StatusOr<UnpackCommandLine> Parse(std::vector<std::string> a) {
@@ -409,6 +452,8 @@ TEST(UnpackCommandLineTest, LlvmStyles) {
   EXPECT_EQ(cl->snapshot, "-f");
   EXPECT_TRUE(Parse({"-help"})->help);
   EXPECT_TRUE(Parse({"--help", "x", "y"})->help);
+  EXPECT_TRUE(Parse({"-help", "--bogus"})->help);  // help acts when seen
+  EXPECT_FALSE(Parse({"--bogus", "-help"}).ok());
   EXPECT_EQ(Parse({"-"})->snapshot, "-");
 }
 

@@ -4,6 +4,8 @@
 // memory stays bounded whatever the literal's size, including literals over
 // protobuf's 2 GiB limit.
 //
+// Sources must be RewindableSource (byte_source.h: a ByteSource with
+// Seek()); sinks any ByteSink (the .npy goes through an NpySink over it).
 // A literal is given as one or more byte ranges of a RewindableSource whose
 // concatenation is the LiteralProto (protobuf merges repeated occurrences of
 // a message field, and parsing concatenated serializations is exactly that
@@ -18,9 +20,11 @@
 //      streams it:
 //        * fixed-width data in one packed/bytes record, default layout: the
 //          bytes go straight from the source to the sink: a zero-copy view
-//          (MemorySource/MmapSource), copy_file_range(2) from an FdSource to
-//          an fd-backed sink (FdSink, AtomicFileSink), or Read() into one
-//          reused buffer;
+//          (MemorySource/MmapSource); else the bytes already in the source's
+//          window, then Read() into one reused buffer (the default, measured
+//          faster here: docs/unpack.md) or, with CopyMethod::kKernel,
+//          copy_file_range(2) from an FdSource to an fd-backed sink (FdSink,
+//          AtomicFileSink);
 //        * varint types (PRED, S32, S64, U32, U64) are decoded in chunks
 //          into a reused buffer (an unrolled loop while 10 bytes are
 //          buffered, a bounds-checked one near the end of the window);
@@ -58,8 +62,7 @@
 //   decomposed::AtomicFileSink out;
 //   if (auto s = out.Open("x.npy"); !s.ok()) return s;
 //   absl::Status s = decomposed::DecodeLiteralToNpy(
-//       src, {{0, body.size()}}, decomposed::Frame{"value_input", 0, "body"},
-//       out);
+//       src, body.size(), decomposed::Frame{"value_input", 0, "body"}, out);
 //   if (!s.ok()) return s;   // `out` removes its temp file when dropped
 //   return out.Commit();
 #ifndef DECOMPOSED_LITERAL_DECODER_H_
@@ -107,7 +110,7 @@ struct ByteRange {
 
 // How fixed-width data moves from an FdSource to an fd-backed sink.
 enum class CopyMethod {
-  kAuto,    // the measured faster one (docs/unpack.md): kKernel at 1 GiB
+  kAuto,    // the measured faster one here (docs/unpack.md): kBuffer
   kKernel,  // copy_file_range(2), falling back to kBuffer where unsupported
   kBuffer,  // read(2) into one reused buffer, then write(2)
 };
@@ -578,7 +581,7 @@ class DirectPayload {
       path_ = LiteralPath::kBufferCopy;
       if constexpr (FdBackedSource<S>) {
         auto* fs = FdSinkOf(npy_.sink());
-        if (fs && options_.copy != CopyMethod::kBuffer && left > 0) {
+        if (fs && options_.copy == CopyMethod::kKernel && left > 0) {
           bool handled = false;
           absl::Status s = KernelCopy(src, *fs, left, frame, &handled);
           if (!s.ok()) return s;
@@ -663,7 +666,8 @@ class PhysicalStore {
   absl::Status Init(uint64_t bytes, const LiteralDecodeOptions& options) {
     size_ = bytes;
     if (bytes <= options.max_in_memory_transpose) {
-      mem_.reserve(static_cast<size_t>(bytes));
+      // No reserve: memory grows with the data that arrives, never with
+      // the declared size alone (varint counts are only checked at the end).
       return absl::OkStatus();
     }
     std::string dir = options.temp_dir;

@@ -178,11 +178,11 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wt = static_cast<uint32_t>(tag & 7);
     bool ok = true;
-    uint64_t v;
+    uint64_t v = 0;
     if (field == 2) {
       ok = wt == wire::kVarint &&
            wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
-      s->element_type = static_cast<int64_t>(v);
+      if (ok) s->element_type = static_cast<int64_t>(v);
     } else if (field == 3) {
       ok = ReadRepeatedVarint(&p, end, wt, &s->dimensions, limits::kMaxRank);
     } else if (field == 6) {
