@@ -26,6 +26,11 @@
 //                                      when known (files, memory).
 //   const absl::Status& s.status()     sticky: the first I/O error.
 //
+// Sources that can go back (every source here except a non-seekable
+// BufferedSource, for which it fails outside the buffered window) also
+// satisfy `RewindableSource`: bool Seek(pos) repositions the stream at
+// absolute position `pos` (as position() counts); false when it cannot.
+//
 // Sources whose window is the whole data and stays valid for their lifetime
 // (MemorySource, MmapSource) also satisfy `ZeroCopySource`: ReadView(n)
 // returns a view of the next n bytes without copying.
@@ -129,6 +134,14 @@ class MemorySource {
     std::string_view v(cursor_, n);
     cursor_ += n;
     return v;
+  }
+  // Repositions at absolute `pos` in [base, base + size].
+  bool Seek(uint64_t pos) {
+    if (pos < base_ || pos - base_ > static_cast<uint64_t>(limit_ - begin_)) {
+      return false;
+    }
+    cursor_ = begin_ + (pos - base_);
+    return true;
   }
   uint64_t position() const {
     return base_ + static_cast<uint64_t>(cursor_ - begin_);
@@ -301,6 +314,29 @@ class BufferedSource {
       cursor_ += k;
       n -= k;
     }
+    return true;
+  }
+
+  // Repositions at absolute `pos`. Inside the buffered window only the
+  // cursor moves; elsewhere the backend must be seekable. False when it
+  // cannot (the position is then unchanged) or on a seek error (status()).
+  bool Seek(uint64_t pos) {
+    uint64_t lo = buffer_start_;
+    uint64_t hi = lo + static_cast<uint64_t>(limit_ - buffer_.get());
+    if (pos >= lo && pos <= hi) {
+      cursor_ = buffer_.get() + (pos - lo);
+      return true;
+    }
+    if (!status_.ok() || !backend_.Seekable() || (size_ && pos > *size_)) {
+      return false;
+    }
+    if (!backend_.SeekTo(pos)) {
+      status_ = absl::ErrnoToStatus(errno,
+                                    absl::StrCat("seeking to byte ", pos));
+      return false;
+    }
+    buffer_start_ = pos;
+    cursor_ = limit_ = buffer_.get();
     return true;
   }
 
@@ -530,6 +566,7 @@ class MmapSource {
   std::optional<std::string_view> ReadView(size_t n) {
     return view_.ReadView(n);
   }
+  bool Seek(uint64_t pos) { return view_.Seek(pos); }
   uint64_t position() const { return view_.position(); }
   std::optional<uint64_t> size() const { return view_.size(); }
   const absl::Status& status() const { return status_; }
@@ -541,7 +578,15 @@ class MmapSource {
   absl::Status status_;
 };
 
+template <class S>
+concept RewindableSource = ByteSource<S> && requires(S& s, uint64_t pos) {
+  { s.Seek(pos) } -> std::same_as<bool>;
+};
+
 static_assert(ZeroCopySource<MemorySource>);
+static_assert(RewindableSource<MemorySource>);
+static_assert(RewindableSource<MmapSource>);
+static_assert(RewindableSource<FdSource>);
 static_assert(ZeroCopySource<MmapSource>);
 static_assert(ByteSource<FdSource>);
 static_assert(ByteSource<FdSourceRef>);

@@ -439,6 +439,18 @@ class DecomposedWriter {
     sink_.Write(bytes);
     return SinkStatus();
   }
+  // Counts `n` body bytes the caller wrote to the sink's file descriptor
+  // by other means (copy_file_range after FdSink::Flush(), then
+  // FdSink::Wrote(n)), keeping the declared-length check.
+  absl::Status AppendedExternally(uint64_t n) {
+    if (n > body_left_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "element body: ", n, " more bytes but only ", body_left_,
+          " declared bytes left"));
+    }
+    body_left_ -= n;
+    return SinkStatus();
+  }
   absl::Status Finish() {
     if (state_ == kStart || state_ == kHeader) {
       return absl::FailedPreconditionError(

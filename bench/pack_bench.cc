@@ -1,0 +1,141 @@
+// Pack throughput against `cp` of the same bytes, in the same process run.
+//
+// For each element type (F32, BF16 as a |V2 .npy with a .npy.meta sidecar)
+// one .npy file of PACK_BENCH_BYTES bytes (default 1 GiB) is created in
+// PACK_BENCH_DIR (default /tmp). Every iteration first runs /bin/cp on the
+// .npy (the baseline: the kernel's copy of the same bytes), then packs the
+// same file with PackToFile (module + one input, AtomicFileSink output).
+// The benchmark's time is the pack time (manual timing); counters report
+//   cp_s        mean seconds of cp per iteration
+//   ratio_vs_cp pack time / cp time (target <= 1.2)
+//   peak_rss_mb this process's peak RSS (cp runs in a child and is not
+//               counted), which stays flat as the input grows
+// Run: scripts/bench-pack.sh (builds, runs, prints the table).
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "decomposed/npy.h"
+#include "decomposed/producer.h"
+
+extern char** environ;
+
+namespace decomposed {
+namespace {
+
+std::string Dir() {
+  const char* d = std::getenv("PACK_BENCH_DIR");
+  return d ? d : "/tmp";
+}
+uint64_t InputBytes() {
+  const char* b = std::getenv("PACK_BENCH_BYTES");
+  return b ? std::strtoull(b, nullptr, 10) : (uint64_t{1} << 30);
+}
+
+// Writes a .npy of `bytes` data bytes (rounded down to whole elements).
+std::string MakeNpy(const std::string& name, const std::string& descr,
+                    int width) {
+  std::string path = Dir() + "/pack_bench_" + name + ".npy";
+  int64_t n = static_cast<int64_t>(InputBytes() / width);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::string header = FormatNpyHeader({descr, false, {n}});
+  out.write(header.data(), header.size());
+  std::vector<char> chunk(1 << 20);
+  for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>(i * 31);
+  uint64_t left = static_cast<uint64_t>(n) * width;
+  while (left > 0) {
+    size_t k = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+    out.write(chunk.data(), k);
+    left -= k;
+  }
+  return path;
+}
+
+double RunCp(const std::string& from, const std::string& to) {
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid;
+  const char* argv[] = {"cp", from.c_str(), to.c_str(), nullptr};
+  if (posix_spawn(&pid, "/bin/cp", nullptr, nullptr,
+                  const_cast<char* const*>(argv), environ) != 0) {
+    return -1;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto t1 = std::chrono::steady_clock::now();
+  std::remove(to.c_str());
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+double PeakRssMb() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;
+}
+
+void BM_PackVsCp(benchmark::State& state, const std::string& kind) {
+  const bool bf16 = kind == "bf16";
+  std::string npy = bf16 ? MakeNpy("bf16", "|V2", 2) : MakeNpy("f32", "<f4", 4);
+  if (bf16) {
+    std::ofstream(npy + ".meta") << R"({"ml_dtype": "bfloat16"})";
+  }
+  std::string module = std::string("\x0a\x05" "bench", 7);
+  absl::StatusOr<std::string> snap = SnapshotFromModule(module);
+  std::string out = Dir() + "/pack_bench_out.dhs";
+  std::string cp_out = Dir() + "/pack_bench_cp.npy";
+  double cp_total = 0, pack_total = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    double cp = RunCp(npy, cp_out);
+    if (cp < 0) {
+      state.SkipWithError("cannot run /bin/cp");
+      break;
+    }
+    cp_total += cp;
+    PackRequest req;
+    req.snapshot = *snap;
+    req.inputs.push_back(NpyInputBody(npy, std::nullopt));
+    auto t0 = std::chrono::steady_clock::now();
+    absl::Status s = PackToFile(req, out);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
+    }
+    double t = std::chrono::duration<double>(t1 - t0).count();
+    pack_total += t;
+    state.SetIterationTime(t);
+    bytes += InputBytes();
+    std::remove(out.c_str());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  double iters = static_cast<double>(state.iterations());
+  state.counters["cp_s"] = iters ? cp_total / iters : 0;
+  state.counters["ratio_vs_cp"] = cp_total > 0 ? pack_total / cp_total : 0;
+  state.counters["peak_rss_mb"] = PeakRssMb();
+  state.counters["input_mb"] = InputBytes() / 1048576.0;
+  std::remove(npy.c_str());
+  std::remove((npy + ".meta").c_str());
+}
+
+BENCHMARK_CAPTURE(BM_PackVsCp, F32, std::string("f32"))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
+BENCHMARK_CAPTURE(BM_PackVsCp, BF16, std::string("bf16"))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
+
+}  // namespace
+}  // namespace decomposed
+
+BENCHMARK_MAIN();

@@ -1,0 +1,76 @@
+// A progress line on stderr for long operations: bytes done, percentage,
+// rate and time left, redrawn at most every 200 ms, and only when stderr is
+// a terminal (quiet in pipes, logs and tests). The library reports bytes
+// through ProgressFn callbacks; this is only the display.
+#ifndef DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
+#define DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace decomposed::cli {
+
+class ProgressLine {
+ public:
+  // `total` is the expected number of bytes (an estimate is fine); work
+  // shorter than `min_total` shows nothing.
+  ProgressLine(std::string label, uint64_t total,
+               uint64_t min_total = 64 << 20)
+      : label_(std::move(label)),
+        total_(total),
+        enabled_(::isatty(2) && total >= min_total),
+        start_(Clock::now()),
+        last_(start_) {}
+  ~ProgressLine() { Done(); }
+
+  void Update(uint64_t done) {
+    if (!enabled_) return;
+    auto now = Clock::now();
+    if (now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    double rate = secs > 0 ? done / secs : 0;
+    double pct = total_ ? 100.0 * done / total_ : 0;
+    if (pct > 100) pct = 100;
+    double left = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
+    std::fprintf(stderr, "\r%s: %s / %s  %3.0f%%  %s/s  %ds left   ",
+                 label_.c_str(), Human(done).c_str(), Human(total_).c_str(),
+                 pct, Human(static_cast<uint64_t>(rate)).c_str(),
+                 static_cast<int>(left + 0.5));
+    drawn_ = true;
+  }
+  void Done() {
+    if (drawn_) std::fputc('\n', stderr);
+    drawn_ = false;
+    enabled_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static std::string Human(uint64_t b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(b);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+      v /= 1024;
+      ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return buf;
+  }
+
+  std::string label_;
+  uint64_t total_;
+  bool enabled_;
+  bool drawn_ = false;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace decomposed::cli
+
+#endif  // DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_

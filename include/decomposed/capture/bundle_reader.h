@@ -1,0 +1,104 @@
+// The bundle reader: finds input-snapshot bundles under a root, checks each
+// meta.json against its tensor files, and streams tensors out with the
+// dtype meta.json names (so "|V2" bytes come back as torch.bfloat16 and
+// "|V1" as the float8 type recorded).
+//
+//   <root>/<hash>/rank<G>/call<N>/{tensor<i>.npy|.pt, meta.json}
+//
+// A call directory without meta.json is *incomplete* (the reference writer
+// puts meta.json last; a crash or failure leaves tensors without it): it is
+// listed with complete=false and OpenBundle refuses it. Hidden entries
+// (".call<N>.tmp.XXXXXX", the atomic writer's temporaries) are skipped.
+//
+// .npy files are read with this library's header parser; .pt files with a
+// stored-zip reader and a small pickle interpreter that understands exactly
+// what torch.save writes for one tensor (_rebuild_tensor_v2 over a typed
+// storage, or _rebuild_tensor_v3 over an UntypedStorage with a dtype).
+// Nothing is executed, and every size is checked against the file.
+//
+// Errors: kFailedPrecondition (incomplete bundle), kInvalidArgument
+// (malformed meta.json, zip, pickle or npy header; a mismatch between
+// meta.json and a file: count, dtype, shape, byte size), kUnimplemented
+// (well-formed but unsupported: compressed zip entries, Fortran order,
+// non-contiguous .pt tensors, big-endian .npy), OS errors.
+//
+// Example:
+//   absl::StatusOr<Bundle> b = OpenBundle("/root/abc/rank0/call3");
+//   absl::Status ok = VerifyBundle(*b);
+//   StreamTensor(*b, 0, [](std::string_view bytes) { ...; return true; });
+#ifndef DECOMPOSED_CAPTURE_BUNDLE_READER_H_
+#define DECOMPOSED_CAPTURE_BUNDLE_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "decomposed/capture/config.h"
+#include "decomposed/capture/torch_dtype.h"
+#include "nlohmann/json.hpp"
+
+namespace decomposed::capture {
+
+struct BundleRef {
+  std::string path;  // <root>/<hash>/rank<G>/call<N>
+  std::string hash;
+  int64_t global_rank = 0;
+  int64_t call_index = 0;
+  bool complete = false;  // meta.json present
+};
+
+// Every call directory under `root`, sorted by (hash, rank, call).
+// Directories that do not match rank<G>/call<N> are ignored.
+absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root);
+
+struct BundleInput {
+  int64_t index = 0;
+  const TorchDtype* dtype = nullptr;  // from meta.json
+  std::vector<int64_t> shape;
+  uint64_t element_count = 0;
+  uint64_t byte_size = 0;
+  std::string path;  // tensor<i>.<format>
+};
+
+struct Bundle {
+  std::string path;
+  nlohmann::json meta;
+  BundleFormat format = BundleFormat::kPt;
+  std::vector<BundleInput> inputs;
+};
+
+// Reads and checks meta.json (schema 1, format, inputs with known dtypes,
+// indices 0..n-1 in order, non-negative dims). Does not open the tensors.
+absl::StatusOr<Bundle> OpenBundle(const std::string& call_dir);
+
+// Where input `i`'s element bytes sit in its file, after checking the file
+// header against meta.json (dtype, shape, byte size, file size).
+struct TensorData {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+absl::StatusOr<TensorData> LocateTensor(const Bundle& b, size_t i);
+
+// OpenBundle's checks plus LocateTensor for every input, and no tensor
+// files beyond the inputs meta.json lists.
+absl::Status VerifyBundle(const Bundle& b);
+
+// Streams input `i`'s bytes in C order, in chunks of at most 1 MiB, to
+// `emit` (false stops, returning kCancelled).
+absl::Status StreamTensor(const Bundle& b, size_t i,
+                          const std::function<bool(std::string_view)>& emit);
+
+// Convenience for small tensors: the whole payload in memory.
+struct LoadedTensor {
+  const TorchDtype* dtype = nullptr;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+absl::StatusOr<LoadedTensor> LoadTensor(const Bundle& b, size_t i);
+
+}  // namespace decomposed::capture
+
+#endif  // DECOMPOSED_CAPTURE_BUNDLE_READER_H_

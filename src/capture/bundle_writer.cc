@@ -1,0 +1,442 @@
+#include "decomposed/capture/bundle_writer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+namespace decomposed::capture {
+
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  return s;
+}
+
+absl::StatusOr<TensorLayout> ValidateHostTensor(const HostTensor& t,
+                                                std::string_view what) {
+  TensorLayout l;
+  l.dtype = FindTorchDtype(t.dtype);
+  if (l.dtype == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Sv(what), ": unknown dtype '", t.dtype,
+        "' (expected a PyTorch dtype such as torch.bfloat16)"));
+  }
+  if (t.shape.size() > limits::kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Sv(what), ": rank ", t.shape.size(), " exceeds ", limits::kMaxRank));
+  }
+  if (!t.strides.empty() && t.strides.size() != t.shape.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(what), ": ", t.strides.size(), " strides for rank ",
+                     t.shape.size()));
+  }
+  uint64_t n = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(what), ": negative dimension ", d));
+    }
+    if (d != 0 && n > limits::kMaxElementCount / static_cast<uint64_t>(d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(what), ": element count overflows"));
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  l.element_count = n;
+  l.byte_size = n * l.dtype->element_bytes;
+  if (n > 0 && t.data == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(what), ": null data pointer"));
+  }
+  if (!t.strides.empty() && n > 1) {
+    std::vector<int64_t> c = ContiguousStrides(t.shape);
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (t.shape[i] != 1 && t.strides[i] != c[i]) l.contiguous = false;
+    }
+  }
+  return l;
+}
+
+bool ForEachTensorChunk(const HostTensor& t, const TensorLayout& l,
+                        const std::function<bool(std::string_view)>& emit,
+                        size_t chunk_bytes) {
+  const char* base = static_cast<const char*>(t.data);
+  const size_t es = l.dtype->element_bytes;
+  if (l.byte_size == 0) return true;
+  if (l.contiguous) {
+    for (uint64_t off = 0; off < l.byte_size; off += chunk_bytes) {
+      size_t n = static_cast<size_t>(
+          std::min<uint64_t>(chunk_bytes, l.byte_size - off));
+      if (!emit(std::string_view(base + off, n))) return false;
+    }
+    return true;
+  }
+  // Strided gather: walk the index space in C order.
+  const size_t rank = t.shape.size();
+  chunk_bytes = std::max(chunk_bytes, es);
+  std::vector<char> buf(chunk_bytes / es * es);
+  size_t used = 0;
+  std::vector<int64_t> idx(rank, 0);
+  const int64_t inner = t.shape[rank - 1];
+  const int64_t inner_stride = t.strides[rank - 1];
+  // Copies `count` elements of width W with stride `stride` (elements).
+  auto gather = [](char* dst, const char* src, int64_t count, int64_t stride,
+                   size_t w) {
+    auto typed = [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t j = 0; j < count; ++j) {
+        T v;
+        std::memcpy(&v, src + j * stride * static_cast<int64_t>(sizeof(T)),
+                    sizeof(T));
+        std::memcpy(dst + j * sizeof(T), &v, sizeof(T));
+      }
+    };
+    switch (w) {
+      case 1: typed(uint8_t{}); break;
+      case 2: typed(uint16_t{}); break;
+      case 4: typed(uint32_t{}); break;
+      case 8: typed(uint64_t{}); break;
+      default:
+        for (int64_t j = 0; j < count; ++j) {
+          std::memcpy(dst + j * w, src + j * stride * static_cast<int64_t>(w), w);
+        }
+    }
+  };
+  const int64_t per_buf = static_cast<int64_t>(buf.size() / es);
+  for (uint64_t done = 0; done < l.element_count;) {
+    int64_t off = 0;
+    for (size_t i = 0; i + 1 < rank; ++i) off += idx[i] * t.strides[i];
+    const char* row = base + off * static_cast<int64_t>(es);
+    for (int64_t j = 0; j < inner;) {
+      int64_t room = per_buf - static_cast<int64_t>(used / es);
+      if (room == 0) {
+        if (!emit(std::string_view(buf.data(), used))) return false;
+        used = 0;
+        continue;
+      }
+      int64_t n = std::min(room, inner - j);
+      const char* src = row + j * inner_stride * static_cast<int64_t>(es);
+      if (inner_stride == 1) {
+        std::memcpy(buf.data() + used, src, static_cast<size_t>(n) * es);
+      } else {
+        gather(buf.data() + used, src, n, inner_stride, es);
+      }
+      used += static_cast<size_t>(n) * es;
+      j += n;
+    }
+    done += static_cast<uint64_t>(inner);
+    for (size_t i = rank - 1; i-- > 0;) {
+      if (++idx[i] < t.shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return used == 0 || emit(std::string_view(buf.data(), used));
+}
+
+namespace {
+
+// Pickle protocol 2 opcodes used by torch.save for a tensor.
+void PickleString(std::string* p, std::string_view s) {
+  p->push_back('X');  // BINUNICODE
+  uint32_t n = static_cast<uint32_t>(s.size());
+  for (int i = 0; i < 4; ++i) p->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  p->append(s);
+}
+void PickleGlobal(std::string* p, std::string_view module,
+                  std::string_view name) {
+  absl::StrAppend(p, "c", Sv(module), "\n", Sv(name), "\n");
+}
+void PickleInt(std::string* p, int64_t v) {
+  if (v >= 0 && v < 256) {
+    p->push_back('K');
+    p->push_back(static_cast<char>(v));
+  } else if (v >= 0 && v < 65536) {
+    p->push_back('M');
+    p->push_back(static_cast<char>(v & 0xff));
+    p->push_back(static_cast<char>(v >> 8));
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    p->push_back('J');
+    uint32_t u = static_cast<uint32_t>(static_cast<int32_t>(v));
+    for (int i = 0; i < 4; ++i) p->push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  } else {
+    // LONG1: minimal little-endian two's complement, as pickle.encode_long.
+    std::string bytes;
+    int64_t x = v;
+    while (true) {
+      uint8_t b = static_cast<uint8_t>(x & 0xff);
+      bytes.push_back(static_cast<char>(b));
+      x >>= 8;  // arithmetic
+      if ((x == 0 && !(b & 0x80)) || (x == -1 && (b & 0x80))) break;
+    }
+    p->push_back('\x8a');
+    p->push_back(static_cast<char>(bytes.size()));
+    p->append(bytes);
+  }
+}
+void PickleIntTuple(std::string* p, const std::vector<int64_t>& v) {
+  if (v.size() > 3) p->push_back('(');  // MARK
+  for (int64_t x : v) PickleInt(p, x);
+  switch (v.size()) {
+    case 0: p->push_back(')'); break;     // EMPTY_TUPLE
+    case 1: p->push_back('\x85'); break;  // TUPLE1
+    case 2: p->push_back('\x86'); break;  // TUPLE2
+    case 3: p->push_back('\x87'); break;  // TUPLE3
+    default: p->push_back('t'); break;    // TUPLE
+  }
+}
+
+}  // namespace
+
+std::string TorchTensorPickle(const TorchDtype& dtype,
+                              const std::vector<int64_t>& shape,
+                              std::string_view key) {
+  const bool legacy = !dtype.legacy_storage.empty();
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  std::string p = "\x80\x02";  // PROTO 2
+  PickleGlobal(&p, "torch._utils",
+               legacy ? "_rebuild_tensor_v2" : "_rebuild_tensor_v3");
+  p.push_back('(');  // MARK: the argument tuple
+  // persistent id ('storage', StorageType, key, location, numel)
+  p.push_back('(');
+  PickleString(&p, "storage");
+  PickleGlobal(&p, "torch", legacy ? dtype.legacy_storage : "UntypedStorage");
+  PickleString(&p, key);
+  PickleString(&p, "cpu");
+  // Typed storages count elements, UntypedStorage counts bytes.
+  PickleInt(&p, legacy ? numel : numel * dtype.element_bytes);
+  p.push_back('t');
+  p.push_back('Q');  // BINPERSID
+  PickleInt(&p, 0);  // storage offset
+  PickleIntTuple(&p, shape);
+  PickleIntTuple(&p, ContiguousStrides(shape));
+  p.push_back('\x89');  // NEWFALSE: requires_grad
+  PickleGlobal(&p, "collections", "OrderedDict");
+  p.push_back(')');
+  p.push_back('R');  // OrderedDict(): backward hooks
+  if (!legacy) PickleGlobal(&p, "torch", dtype.attr);
+  p.push_back('t');
+  p.push_back('R');  // REDUCE
+  p.push_back('.');  // STOP
+  return p;
+}
+
+nlohmann::json MetaJson(const CallMeta& m, std::span<const HostTensor> inputs) {
+  using nlohmann::json;
+  json j;
+  j["schema"] = 1;
+  j["hash"] = m.hash;
+  j["format"] = std::string(BundleFormatName(m.format));
+  j["global_rank"] = m.global_rank;
+  j["tp_rank"] = m.tp_rank;
+  j["dp_rank"] = m.dp_rank;
+  j["call_index"] = m.call_index;
+  std::vector<std::string> sel = m.selected_by;
+  std::sort(sel.begin(), sel.end());
+  j["selected_by"] = sel;
+  json ins = json::array();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TorchDtype* d = FindTorchDtype(inputs[i].dtype);
+    ins.push_back({{"index", i},
+                   {"dtype", d ? std::string(d->name) : inputs[i].dtype},
+                   {"shape", inputs[i].shape}});
+  }
+  j["inputs"] = std::move(ins);
+  json matches = json::array();
+  for (const Match& x : m.matches) matches.push_back(MatchJson(x));
+  j["matches"] = std::move(matches);
+  if (m.forward) {
+    j["global_step"] = m.forward->global_step
+                           ? json(*m.forward->global_step)
+                           : json(nullptr);
+    j["is_prompt"] = m.forward->is_prompt;
+    j["req_ids"] = m.forward->req_ids;
+    j["positions"] = m.forward->positions;
+  } else {
+    j["global_step"] = nullptr;
+    j["is_prompt"] = nullptr;
+    j["req_ids"] = json::array();
+    j["positions"] = json::array();
+  }
+  return j;
+}
+
+std::string FormatMetaJson(const CallMeta& m,
+                           std::span<const HostTensor> inputs) {
+  // nlohmann's object is a std::map: keys come out sorted like sort_keys.
+  return MetaJson(m, inputs).dump(2, ' ', /*ensure_ascii=*/true,
+                                  nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+absl::Status MkdirP(const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " exists and is not a directory"));
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    absl::Status s = MkdirP(path.substr(0, slash));
+    if (!s.ok()) return s;
+  }
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("creating directory ", path));
+  }
+  return absl::OkStatus();
+}
+
+// Removes the temporary directory and what this writer put in it.
+class TempDirGuard {
+ public:
+  explicit TempDirGuard(std::string dir) : dir_(std::move(dir)) {}
+  ~TempDirGuard() {
+    if (dir_.empty()) return;
+    for (const std::string& f : files_) ::unlink((dir_ + "/" + f).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  void Add(std::string name) { files_.push_back(std::move(name)); }
+  void Release() { dir_.clear(); }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+absl::Status SyncPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("opening ", path));
+  int r = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (r != 0) return absl::ErrnoToStatus(e, absl::StrCat("fsync ", path));
+  return absl::OkStatus();
+}
+
+template <class WriteFn>
+absl::Status WriteFile(const std::string& path, bool sync, WriteFn&& write) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("creating ", path));
+  FdSink sink{OwnedFd(fd)};
+  absl::Status s = write(sink);
+  if (s.ok() && !sink.Flush()) s = sink.status();
+  if (s.ok() && sync && ::fsync(sink.fd()) != 0) {
+    s = absl::ErrnoToStatus(errno, "fsync");
+  }
+  return Prefix(s, absl::StrCat("writing ", path));
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+absl::Status WriteBundle(const std::string& call_dir_in,
+                         std::span<const HostTensor> inputs,
+                         const CallMeta& meta,
+                         const BundleWriteOptions& options) {
+  std::string call_dir = call_dir_in;
+  while (call_dir.size() > 1 && call_dir.back() == '/') call_dir.pop_back();
+  // Validate everything before touching the file system.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string what = absl::StrCat("input ", i);
+    absl::StatusOr<TensorLayout> l = ValidateHostTensor(inputs[i], what);
+    if (!l.ok()) return l.status();
+    if (meta.format == BundleFormat::kNpy && l->dtype->npy_descr.empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          what, ": ", Sv(l->dtype->name),
+          " has no NumPy representation; re-run with "
+          "VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_FORMAT=pt"));
+    }
+  }
+  size_t slash = call_dir.find_last_of('/');
+  std::string parent = slash == std::string::npos ? std::string(".")
+                       : slash == 0                 ? std::string("/")
+                                                    : call_dir.substr(0, slash);
+  std::string name = slash == std::string::npos ? call_dir : call_dir.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bundle directory '", call_dir_in, "' has no name"));
+  }
+  if (absl::Status s = MkdirP(parent); !s.ok()) return s;
+  if (Exists(call_dir)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "bundle directory ", call_dir, " already exists; not overwriting it"));
+  }
+  std::string tmpl = absl::StrCat(parent, "/.", name, ".tmp.XXXXXX");
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("creating a temporary directory in ", parent));
+  }
+  const std::string tmp = tmpl;
+  TempDirGuard guard(tmp);
+  const std::string ext(BundleFormatName(meta.format));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string stem = absl::StrCat("tensor", i);
+    std::string file = absl::StrCat(stem, ".", ext);
+    guard.Add(file);
+    absl::Status s = WriteFile(
+        tmp + "/" + file, options.sync, [&](FdSink& sink) -> absl::Status {
+          if (meta.format == BundleFormat::kNpy) {
+            return WriteNpyTensor(inputs[i], sink);
+          }
+          PtWriteOptions po;
+          po.archive_name = stem;
+          return WritePtTensor(inputs[i], sink, po);
+        });
+    if (!s.ok()) return Prefix(s, absl::StrCat("input ", i));
+  }
+  guard.Add("meta.json");
+  std::string json = FormatMetaJson(meta, inputs);
+  if (absl::Status s = WriteFile(tmp + "/meta.json", options.sync,
+                                 [&](FdSink& sink) -> absl::Status {
+                                   sink.Write(json);
+                                   return sink.status();
+                                 });
+      !s.ok()) {
+    return s;
+  }
+  if (options.sync) {
+    if (absl::Status s = SyncPath(tmp); !s.ok()) return s;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, call_dir.c_str(),
+                  RENAME_NOREPLACE) != 0) {
+    int e = errno;
+    if (e == EINVAL || e == ENOSYS) {
+      // File system without RENAME_NOREPLACE: check, then rename (a
+      // non-empty existing directory still makes rename fail).
+      if (Exists(call_dir)) e = EEXIST;
+      else if (::rename(tmp.c_str(), call_dir.c_str()) == 0) e = 0;
+      else e = errno;
+    }
+    if (e == EEXIST || e == ENOTEMPTY) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "bundle directory ", call_dir, " already exists; not overwriting it"));
+    }
+    if (e != 0) {
+      return absl::ErrnoToStatus(
+          e, absl::StrCat("renaming ", tmp, " to ", call_dir));
+    }
+  }
+  guard.Release();
+  if (options.sync) {
+    if (absl::Status s = SyncPath(parent); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace decomposed::capture

@@ -1,0 +1,501 @@
+#include "decomposed/unpack.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace decomposed {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// --- hand encoders (protobuf wire format, from the spec) ---------------------
+
+std::string Varint(uint64_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  s.push_back(static_cast<char>(v));
+  return s;
+}
+std::string Len(uint32_t field, const std::string& payload) {
+  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
+}
+std::string VarintField(uint32_t field, uint64_t v) {
+  return Varint(field << 3) + Varint(v);
+}
+std::string Box(uint64_t v) {
+  std::string payload = Len(7, Varint(v));
+  return std::string(1, static_cast<char>(payload.size())) + payload;
+}
+// F32[n]{0} literal of the given floats.
+std::string F32Literal(const std::vector<float>& v) {
+  std::string shape = VarintField(2, 11) + Len(3, Varint(v.size())) +
+                      Len(5, Len(1, Varint(0)));
+  std::string data(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  return Len(1, shape) + Len(8, data);
+}
+// A module with its fields out of field-number order: re-serializing it
+// would reorder them, so byte identity proves the bytes came off the wire.
+const std::string kModule =
+    VarintField(5, 7) + Len(1, "m") + Len(2, "main") + VarintField(6, 3);
+
+std::string Snapshot(const std::vector<std::string>& args,
+                     const std::string* result) {
+  std::string s = Len(1, Len(1, kModule));
+  for (const auto& a : args) s += Len(2, a);
+  if (result) s += Len(3, *result);
+  return s;
+}
+
+std::string Decomposed(const std::vector<std::string>& in,
+                       const std::vector<std::string>* out) {
+  std::string snap = Snapshot({}, nullptr);
+  std::string d = Box(snap.size()) + snap + Box(in.size());
+  for (const auto& b : in) d += Box(b.size()) + b;
+  if (out) {
+    d += Box(out->size());
+    for (const auto& b : *out) d += Box(b.size()) + b;
+  }
+  return d;
+}
+
+// --- files ------------------------------------------------------------------
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") out.push_back(n);
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class UnpackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/unpack_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::system(("rm -rf '" + dir_ + "'").c_str());
+    ::mkdir(dir_.c_str(), 0755);
+    out_ = dir_ + "/out/";
+    ::mkdir(out_.c_str(), 0755);
+  }
+  void TearDown() override { ::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Write(const std::string& name, const std::string& data) {
+    std::string p = dir_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << data;
+    return p;
+  }
+  UnpackOptions Options(const std::string& type, bool dump) {
+    UnpackOptions o;
+    o.snapshot_type = type;
+    o.dump_snapshot_outputs = dump;
+    o.output_prefix = out_;
+    return o;
+  }
+  std::string Payload(const std::string& npy_file) {
+    std::string s = ReadFile(out_ + npy_file);
+    return s.size() >= 128 ? s.substr(128) : "";
+  }
+  std::string dir_, out_;
+};
+
+std::string Floats(const std::vector<float>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+TEST_F(UnpackTest, ExampleFileDecomposed) {
+  std::string path =
+      std::string(DECOMPOSED_SOURCE_DIR) + "/examples/example.decomposed_hlo_snapshot";
+  std::vector<UnpackedFile> files;
+  absl::Status s = Unpack(path, Options("decomposed", true), &files);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "snapshot_output0.npy",
+                                      "value_input0.npy", "value_input1.npy"));
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(files[1].shape, "F32[2,3]{1,0}");
+  // The module is the embedded bytes: box, snapshot = 0a <len> (hlo) 0a <len>
+  // (hlo_module) <module>; all lengths here are one-byte varints.
+  std::string raw = ReadFile(path);
+  size_t at = 1 + static_cast<uint8_t>(raw[0]);  // after the length box
+  ASSERT_EQ(raw[at], 0x0a);
+  ASSERT_EQ(raw[at + 2], 0x0a);
+  size_t mlen = static_cast<uint8_t>(raw[at + 3]);
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), raw.substr(at + 4, mlen));
+  int32_t want[] = {-2, -1, 0, 7};
+  EXPECT_EQ(Payload("value_input1.npy"),
+            std::string(reinterpret_cast<const char*>(want), 16));
+  EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(UnpackTest, ModuleBytesComeFromTheWire) {
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
+  ASSERT_TRUE(Unpack(p, Options("decomposed", false)).ok());
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
+  // Re-serializing would have reordered the fields.
+  xla::HloModuleProto m;
+  ASSERT_TRUE(m.ParseFromString(kModule));
+  EXPECT_NE(m.SerializeAsString(), kModule);
+}
+
+TEST_F(UnpackTest, NoFlagDoesNotReadRegion2) {
+  std::string d = Decomposed({F32Literal({1, 2})}, nullptr) + "\xff garbage";
+  std::string p = Write("x.dhs", d);
+  absl::Status s = Unpack(p, Options("decomposed", false));
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+}
+
+TEST_F(UnpackTest, FlagWithoutRegion2IsAnError) {
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
+  absl::Status s = Unpack(p, Options("decomposed", true));
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("holds no outputs"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("snapshot_output count box"));
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+}
+
+TEST_F(UnpackTest, OutputsOneFilePerElementNoTupleSplit) {
+  std::vector<std::string> outs = {F32Literal({5}), F32Literal({6, 7})};
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, &outs));
+  ASSERT_TRUE(Unpack(p, Options("decomposed", true)).ok());
+  EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({5}));
+  EXPECT_EQ(Payload("snapshot_output1.npy"), Floats({6, 7}));
+}
+
+TEST_F(UnpackTest, FailedLiteralKeepsFinishedFilesAndLeavesNoPartialFile) {
+  // Input 1 declares F32[5] but carries 4 values; input 2 is fine.
+  std::string bad = Len(1, VarintField(2, 11) + Len(3, Varint(5)) +
+                               Len(5, Len(1, Varint(0)))) +
+                    Len(8, Floats({1, 2, 3, 4}));
+  std::string p = Write(
+      "x.dhs", Decomposed({F32Literal({1}), bad, F32Literal({3})}, nullptr));
+  std::vector<UnpackedFile> files;
+  absl::Status s = Unpack(p, Options("decomposed", false), &files);
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  std::string m(s.message());
+  EXPECT_THAT(m, HasSubstr("value_input 1 body"));
+  EXPECT_THAT(m, HasSubstr("at byte"));
+  EXPECT_THAT(m, HasSubstr("x.dhs"));
+  EXPECT_EQ(files.size(), 2u);
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+}
+
+TEST_F(UnpackTest, TruncatedInputNamesTheFrame) {
+  std::string d = Decomposed({F32Literal({1}), F32Literal({2, 3})}, nullptr);
+  std::string p = Write("x.dhs", d.substr(0, d.size() - 3));
+  absl::Status s = Unpack(p, Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_input 1"));
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+}
+
+TEST_F(UnpackTest, TrailingDataAfterRegion2) {
+  std::vector<std::string> outs;
+  std::string p = Write("x.dhs", Decomposed({}, &outs) + "zz");
+  absl::Status s = Unpack(p, Options("decomposed", true));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("trailing data"));
+}
+
+TEST_F(UnpackTest, SnapshotModeTupleResultIsSplit) {
+  std::string result = Len(1, VarintField(2, 13) + Len(4, "") + Len(4, "")) +
+                       Len(10, F32Literal({8})) + Len(10, F32Literal({9, 10}));
+  std::string p = Write(
+      "x.pb", Snapshot({F32Literal({1}), F32Literal({2, 3})}, &result));
+  ASSERT_TRUE(Unpack(p, Options("snapshot", true)).ok());
+  EXPECT_THAT(List(out_),
+              ElementsAre("model.hlo", "snapshot_output0.npy",
+                          "snapshot_output1.npy", "value_input0.npy",
+                          "value_input1.npy"));
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
+  EXPECT_EQ(Payload("value_input1.npy"), Floats({2, 3}));
+  EXPECT_EQ(Payload("snapshot_output1.npy"), Floats({9, 10}));
+}
+
+TEST_F(UnpackTest, SnapshotModeArrayResultAndNoFlag) {
+  std::string result = F32Literal({4, 5});
+  std::string p = Write("x.pb", Snapshot({F32Literal({1})}, &result));
+  ASSERT_TRUE(Unpack(p, Options("snapshot", true)).ok());
+  EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({4, 5}));
+  ::unlink((out_ + "snapshot_output0.npy").c_str());
+  ASSERT_TRUE(Unpack(p, Options("snapshot", false)).ok());
+  EXPECT_FALSE(Exists(out_ + "snapshot_output0.npy"));
+}
+
+TEST_F(UnpackTest, SnapshotModeNoResultWithFlagIsAnError) {
+  std::string p = Write("x.pb", Snapshot({F32Literal({1})}, nullptr));
+  absl::Status s = Unpack(p, Options("snapshot", true));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("snapshot_output 0"));
+}
+
+TEST_F(UnpackTest, SnapshotModeMalformedFile) {
+  std::string p = Write("x.pb", "\x0a\x05\x0a");
+  absl::Status s = Unpack(p, Options("snapshot", false));
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(List(out_), ElementsAre());
+}
+
+TEST_F(UnpackTest, MergedModuleOccurrencesAreParsedAndReserialized) {
+  std::string second = Len(1, "other") + VarintField(5, 9);
+  std::string snap = Len(1, Len(1, kModule)) + Len(1, Len(1, second));
+  std::string d = Box(snap.size()) + snap + Box(0);
+  std::string p = Write("x.dhs", d);
+  ASSERT_TRUE(Unpack(p, Options("decomposed", false)).ok());
+  xla::HloModuleProto merged;
+  ASSERT_TRUE(merged.ParseFromString(kModule + second));
+  EXPECT_EQ(merged.name(), "other");
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), merged.SerializeAsString());
+}
+
+TEST_F(UnpackTest, ModuleAndLiteralPasses) {
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1, 2})}, nullptr));
+  UnpackOptions o = Options("decomposed", false);
+  o.module_pass = [](xla::HloModuleProto& m) {
+    m.set_name("renamed");
+    return absl::OkStatus();
+  };
+  int calls = 0;
+  o.literal_pass = [&calls](xla::LiteralProto& l, std::string_view stem,
+                            int64_t i) {
+    ++calls;
+    EXPECT_EQ(stem, "value_input");
+    EXPECT_EQ(i, 0);
+    for (float& f : *l.mutable_f32s()) f *= 10;
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Unpack(p, o).ok());
+  EXPECT_EQ(calls, 1);
+  xla::HloModuleProto m;
+  ASSERT_TRUE(m.ParseFromString(ReadFile(out_ + "model.hlo")));
+  EXPECT_EQ(m.name(), "renamed");
+  EXPECT_EQ(Payload("value_input0.npy"), Floats({10, 20}));
+  // A failing pass stops the run and names the literal.
+  o.literal_pass = [](xla::LiteralProto&, std::string_view, int64_t) {
+    return absl::InvalidArgumentError("no");
+  };
+  absl::Status s = Unpack(p, o);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_input 0 literal pass"));
+}
+
+TEST_F(UnpackTest, AutoDetection) {
+  std::string dec = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
+  std::string result = F32Literal({4});
+  std::string snap = Write("x.pb", Snapshot({F32Literal({1})}, &result));
+  EXPECT_EQ(*DetectSnapshotType(dec), "decomposed");
+  EXPECT_EQ(*DetectSnapshotType(snap), "snapshot");
+  EXPECT_EQ(*DetectSnapshotType(std::string(DECOMPOSED_SOURCE_DIR) +
+                                "/examples/example.decomposed_hlo_snapshot"),
+            "decomposed");
+  ASSERT_TRUE(Unpack(snap, Options("auto", true)).ok());
+  EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({4}));
+  ASSERT_TRUE(Unpack(dec, Options("auto", false)).ok());
+}
+
+TEST_F(UnpackTest, ToolMessages) {
+  absl::Status s = Unpack(dir_ + "/missing", Options("snapshot", false));
+  EXPECT_EQ(s.message(), "Could not open: " + dir_ + "/missing");
+  std::string p = Write("x.dhs", Decomposed({}, nullptr));
+  s = Unpack(p, Options("Decomposed", false));
+  EXPECT_EQ(s.message(), "ERROR: Unsupported snapshot format");
+  // The open check comes first, as in the tool.
+  s = Unpack(dir_ + "/missing", Options("bogus", false));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Could not open"));
+}
+
+TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
+  // BF16[2]{0}: bf16s (field 13).
+  std::string bf16 = Len(1, VarintField(2, 16) + Len(3, Varint(2)) +
+                                Len(5, Len(1, Varint(0)))) +
+                     Len(13, std::string("\x80\x3f\x00\x40", 4));
+  std::string p = Write("x.dhs", Decomposed({bf16, F32Literal({1})}, nullptr));
+  UnpackOptions o = Options("decomposed", false);
+  o.output_prefix = out_ + "pre_";
+  o.module = "m.pb";
+  o.ml_dtype_sidecar = true;
+  ASSERT_TRUE(Unpack(p, o).ok());
+  EXPECT_THAT(List(out_), ElementsAre("pre_m.pb", "pre_value_input0.npy",
+                                      "pre_value_input0.npy.meta",
+                                      "pre_value_input1.npy"));
+  EXPECT_EQ(ReadFile(out_ + "pre_value_input0.npy.meta"),
+            "{\"ml_dtype\": \"bfloat16\"}");
+  EXPECT_THAT(ReadFile(out_ + "pre_value_input0.npy"),
+              HasSubstr("'descr': '|V2'"));
+}
+
+TEST_F(UnpackTest, CreatesTheOutputDirectory) {
+  std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
+  UnpackOptions o = Options("decomposed", false);
+  o.output_prefix = out_ + "a/b/pre_";
+  ASSERT_TRUE(Unpack(p, o).ok());
+  EXPECT_THAT(List(out_ + "a/b"), ElementsAre("pre_model.hlo",
+                                              "pre_value_input0.npy"));
+  o.create_output_dir = false;
+  o.output_prefix = out_ + "c/";
+  EXPECT_FALSE(Unpack(p, o).ok());
+  EXPECT_FALSE(Exists(out_ + "c"));
+}
+
+TEST_F(UnpackTest, NonRegularInputIsRejected) {
+  absl::Status s = Unpack("/dev/null", Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
+}
+
+TEST_F(UnpackTest, LenientLengthByte) {
+  // A count box of 146 payload bytes (length byte 0x92): its shape repeats
+  // element_type U64 70 times. Strict mode rejects the byte, lenient reads it.
+  std::string shape;
+  for (int i = 0; i < 70; ++i) shape += VarintField(2, 9);
+  std::string payload = Len(1, shape) + Len(7, Varint(0));
+  ASSERT_EQ(payload.size(), 146u);
+  std::string snap = Snapshot({}, nullptr);
+  std::string d = Box(snap.size()) + snap +
+                  std::string(1, static_cast<char>(payload.size())) + payload;
+  std::string p = Write("x.dhs", d);
+  absl::Status s = Unpack(p, Options("decomposed", false));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("value_input count box"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("0x92"));
+  auto cl = ParseUnpackCommandLine(
+      {"--snapshot-type=decomposed", "--lenient-length-byte", p});
+  ASSERT_TRUE(cl.ok());
+  cl->options.output_prefix = out_;
+  s = Unpack(p, cl->options);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
+  std::string lit = F32Literal({3, 4});
+  std::string all = kModule + lit;
+  MemorySource src(all);
+  UnpackOptions o = Options("decomposed", false);
+  std::vector<UnpackedFile> files;
+  HloSnapshotSink<MemorySource> sink(src, o, &files);
+  std::vector<ByteRange> module = {{0, kModule.size()}};
+  ASSERT_TRUE(sink.WriteModule(module).ok());
+  std::vector<ByteRange> body = {{kModule.size(), lit.size()}};
+  ASSERT_TRUE(sink.WriteLiteral(body, "value_input", 5).ok());
+  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input5.npy"));
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
+  EXPECT_EQ(Payload("value_input5.npy"), Floats({3, 4}));
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].shape, "F32[2]{0}");
+  EXPECT_EQ(files[1].descr, "<f4");
+}
+
+// --- the command line -----------------------------------------------------------
+
+absl::StatusOr<UnpackCommandLine> Parse(std::vector<std::string> a) {
+  return ParseUnpackCommandLine(a, "snapshot-unpack");
+}
+
+TEST(UnpackCommandLineTest, Defaults) {
+  auto cl = Parse({"f"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->snapshot, "f");
+  EXPECT_EQ(cl->options.module, "model.hlo");
+  EXPECT_EQ(cl->options.output_prefix, "./");
+  EXPECT_EQ(cl->options.snapshot_type, "snapshot");
+  EXPECT_FALSE(cl->options.dump_snapshot_outputs);
+}
+
+TEST(UnpackCommandLineTest, LlvmStyles) {
+  auto cl = Parse({"-module=a.hlo", "--output-prefix", "-weird", "f",
+                   "--snapshot-type=decomposed", "-dump-snapshot-outputs"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->options.module, "a.hlo");
+  EXPECT_EQ(cl->options.output_prefix, "-weird");
+  EXPECT_EQ(cl->options.snapshot_type, "decomposed");
+  EXPECT_TRUE(cl->options.dump_snapshot_outputs);
+  EXPECT_EQ(cl->snapshot, "f");
+  for (std::string v : {"true", "TRUE", "True", "1"}) {
+    EXPECT_TRUE(Parse({"--dump-snapshot-outputs=" + v, "f"})
+                    ->options.dump_snapshot_outputs);
+  }
+  for (std::string v : {"false", "FALSE", "False", "0"}) {
+    EXPECT_FALSE(Parse({"--dump-snapshot-outputs=" + v, "f"})
+                     ->options.dump_snapshot_outputs);
+  }
+  // Empty value via '=' is a value; "--" ends options.
+  cl = Parse({"--output-prefix=", "--", "-f"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->options.output_prefix, "");
+  EXPECT_EQ(cl->snapshot, "-f");
+  EXPECT_TRUE(Parse({"-help"})->help);
+  EXPECT_TRUE(Parse({"--help", "x", "y"})->help);
+  EXPECT_TRUE(Parse({"-help", "--bogus"})->help);  // help acts when seen
+  EXPECT_FALSE(Parse({"--bogus", "-help"}).ok());
+  EXPECT_EQ(Parse({"-"})->snapshot, "-");
+}
+
+TEST(UnpackCommandLineTest, Errors) {
+  auto msg = [](std::vector<std::string> a) {
+    auto cl = Parse(a);
+    EXPECT_FALSE(cl.ok());
+    return std::string(cl.status().message());
+  };
+  EXPECT_THAT(msg({}), HasSubstr("Not enough positional"));
+  EXPECT_THAT(msg({"a", "b"}), HasSubstr("Too many positional"));
+  EXPECT_THAT(msg({"--dump-snapshot-outputs", "false", "f"}),
+              HasSubstr("Too many positional"));
+  EXPECT_THAT(msg({"--nope", "f"}), HasSubstr("Unknown command line argument"));
+  EXPECT_THAT(msg({"f", "--module"}), HasSubstr("requires a value"));
+  EXPECT_THAT(msg({"--dump-snapshot-outputs=yes", "f"}),
+              HasSubstr("invalid value for boolean"));
+  EXPECT_THAT(msg({"--module=a", "-module=b", "f"}),
+              HasSubstr("may only occur zero or one times"));
+}
+
+TEST(UnpackCommandLineTest, FuzzedArgumentsNeverCrash) {
+  const std::vector<std::string> vocab = {
+      "-", "--", "-module", "--module=", "-output-prefix", "--snapshot-type",
+      "-snapshot-type=auto", "-dump-snapshot-outputs", "--dump-snapshot-outputs=0",
+      "-help", "f", "=", "-=", "--=x", "-ml-dtype-sidecar=1", "x=y", ""};
+  std::mt19937 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<std::string> a;
+    int n = rng() % 6;
+    for (int k = 0; k < n; ++k) {
+      std::string t = vocab[rng() % vocab.size()];
+      if (rng() % 5 == 0) t += static_cast<char>(rng());
+      a.push_back(t);
+    }
+    auto cl = Parse(a);
+    if (cl.ok() && !cl->help) {
+      // The one positional is one of the arguments, never invented.
+      EXPECT_NE(std::find(a.begin(), a.end(), cl->snapshot), a.end());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace decomposed

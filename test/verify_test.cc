@@ -1,0 +1,243 @@
+#include "decomposed/verify.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "decomposed/framing.h"
+#include "decomposed/producer.h"
+#include "google/protobuf/stubs/common.h"
+#include "gtest/gtest.h"
+
+namespace decomposed {
+namespace {
+
+std::string Bytes(std::initializer_list<int> b) {
+  std::string s;
+  for (int x : b) s.push_back(static_cast<char>(x));
+  return s;
+}
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/verify_test_" + name;
+}
+void WriteFile(const std::string& path, std::string_view data) {
+  std::ofstream(path, std::ios::binary).write(data.data(), data.size());
+}
+
+// F32[2]{0} = [1, 2], as modern XLA writes it.
+std::string GoodBody() {
+  float v[2] = {1, 2};
+  auto b = ArrayBody(ArrayView{v, PrimitiveType::kF32, {2}, std::nullopt});
+  EXPECT_TRUE(b->Prepare().ok());
+  std::string out;
+  EXPECT_TRUE(b->Write([&](std::string_view c) {
+                 out.append(c);
+                 return absl::OkStatus();
+               }).ok());
+  return out;
+}
+
+// A decomposed file: module "m", the given input bodies (unvalidated), one
+// good output.
+std::string File(const std::vector<std::string>& inputs) {
+  std::string out;
+  StringSink sink(&out);
+  DecomposedProducer<StringSink> w(sink);
+  EXPECT_TRUE(w.WriteModule(Bytes({0x0a, 0x01, 0x6d})).ok());
+  std::vector<std::unique_ptr<LiteralBody>> owned;
+  std::vector<LiteralBody*> ptrs;
+  for (const auto& b : inputs) {
+    owned.push_back(SerializedBody(b, /*validate=*/false));
+    ptrs.push_back(owned.back().get());
+  }
+  EXPECT_TRUE(w.WriteInputs(ptrs).ok());
+  auto o = SerializedBody(GoodBody());
+  EXPECT_TRUE(w.WriteOutputs(std::vector<LiteralBody*>{o.get()}).ok());
+  EXPECT_TRUE(w.Finish().ok());
+  return out;
+}
+
+VerifyReport Verify(const std::string& bytes, const std::string& name,
+                    const std::string& type = "decomposed") {
+  std::string path = TempPath(name);
+  WriteFile(path, bytes);
+  VerifyOptions o;
+  o.snapshot_type = type;
+  absl::StatusOr<VerifyReport> r = VerifyFile(path, o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : VerifyReport{};
+}
+
+// Offsets of a File() with two inputs: [0,4) snapshot box, [4,11) snapshot,
+// [11,15) input count box, [15,19) input 0 length box, then body 0.
+constexpr uint64_t kInput0Body = 19;
+
+TEST(Verify, GoodFileHasNoProblems) {
+  VerifyReport r = Verify(File({GoodBody(), GoodBody()}), "good");
+  EXPECT_TRUE(r.valid());
+  EXPECT_EQ(r.inputs, 2u);
+  ASSERT_TRUE(r.outputs.has_value());
+  EXPECT_EQ(*r.outputs, 1u);
+}
+
+TEST(Verify, SignedLengthByte) {
+  std::string f = File({GoodBody()});
+  f[0] = static_cast<char>(0x83);
+  VerifyReport r = Verify(f, "signed");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "snapshot length box");
+  EXPECT_EQ(r.problems[0].offset, 0u);
+}
+
+TEST(Verify, SnapshotThatIsNotAnHloSnapshotAndLiteralsStillChecked) {
+  std::string f = File({GoodBody(), GoodBody()});
+  f.replace(4, 7, std::string(7, '\xff'));
+  VerifyReport r = Verify(f, "badsnap");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "snapshot");
+  EXPECT_EQ(r.problems[0].offset, 4u);
+  EXPECT_EQ(r.inputs, 2u) << "the literals after it were still checked";
+}
+
+TEST(Verify, BadCountBox) {
+  std::string f = File({GoodBody()});
+  f[12] = 0x38;  // 03 38 01 ...: an unpacked u64s then a stray byte
+  VerifyReport r = Verify(f, "count");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "input count box");
+  ASSERT_TRUE(r.problems[0].offset.has_value());
+  EXPECT_GE(*r.problems[0].offset, 11u);
+  EXPECT_LT(*r.problems[0].offset, 15u);
+}
+
+TEST(Verify, TruncatedBody) {
+  std::string f = File({GoodBody(), GoodBody()});
+  const uint64_t body1 = kInput0Body + GoodBody().size() + 4;
+  f.resize(body1 + 5);
+  VerifyReport r = Verify(f, "trunc");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "input 1 body");
+  EXPECT_EQ(r.problems[0].offset, body1);
+  EXPECT_EQ(r.problems[0].code, absl::StatusCode::kOutOfRange);
+}
+
+TEST(Verify, LiteralDefectsAreReportedOneEachAndTheWalkGoesOn) {
+  // Input 0: no layout (XLA: "LiteralProto has no layout").
+  std::string no_layout =
+      Bytes({0x0a, 0x05, 0x10, 0x0b, 0x1a, 0x01, 0x02, 0x42, 0x08, 0, 0, 0,
+             0, 0, 0, 0, 0});
+  // Input 1: good.  Input 2: F32[3] with only 2 values.
+  std::string short_data =
+      Bytes({0x0a, 0x0a, 0x10, 0x0b, 0x1a, 0x01, 0x03, 0x2a, 0x03, 0x0a,
+             0x01, 0x00, 0x42, 0x08, 0, 0, 0, 0, 0, 0, 0, 0});
+  std::string f = File({no_layout, GoodBody(), short_data});
+  VerifyReport r = Verify(f, "literals");
+  ASSERT_EQ(r.problems.size(), 2u) << r.problems[0].message;
+  EXPECT_EQ(r.problems[0].frame, "input 0 shape");
+  EXPECT_NE(r.problems[0].message.find("layout"), std::string::npos)
+      << r.problems[0].message;
+  ASSERT_TRUE(r.problems[0].offset.has_value());
+  EXPECT_GE(*r.problems[0].offset, kInput0Body);
+  EXPECT_LT(*r.problems[0].offset, kInput0Body + no_layout.size());
+  EXPECT_EQ(r.problems[1].frame, "input 2 body");
+  EXPECT_NE(r.problems[1].message.find("found 2 values"), std::string::npos)
+      << r.problems[1].message;
+  const uint64_t body2 =
+      kInput0Body + no_layout.size() + 4 + GoodBody().size() + 4;
+  ASSERT_TRUE(r.problems[1].offset.has_value());
+  EXPECT_GE(*r.problems[1].offset, body2);
+  EXPECT_LT(*r.problems[1].offset, body2 + short_data.size());
+  EXPECT_EQ(r.inputs, 3u);
+  EXPECT_EQ(*r.outputs, 1u);
+}
+
+TEST(Verify, TrailingData) {
+  std::string f = File({GoodBody()}) + "x";
+  VerifyReport r = Verify(f, "trailing");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "trailing data");
+  EXPECT_EQ(r.problems[0].offset, f.size() - 1);
+}
+
+TEST(Verify, ClassicSnapshot) {
+  // HloSnapshot { hlo { hlo_module { name "m" } } arguments <good>
+  //               arguments <no shape> result <good> }
+  std::string good = GoodBody();
+  std::string f = Bytes({0x0a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0x6d});
+  f += Bytes({0x12, static_cast<int>(good.size())}) + good;
+  const uint64_t bad_arg = f.size() + 2;
+  f += Bytes({0x12, 0x04, 0x42, 0x02, 0x00, 0x00});
+  f += Bytes({0x1a, static_cast<int>(good.size())}) + good;
+  VerifyReport r = Verify(f, "classic.pb", "snapshot");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].frame, "input 1 body");
+  EXPECT_NE(r.problems[0].message.find("no shape"), std::string::npos)
+      << r.problems[0].message;
+  ASSERT_TRUE(r.problems[0].offset.has_value());
+  EXPECT_GE(*r.problems[0].offset, bad_arg);
+  EXPECT_EQ(r.inputs, 2u);
+  EXPECT_EQ(*r.outputs, 1u);
+  // Auto detection picks the right type for both forms.
+  EXPECT_EQ(Verify(f, "classic2.pb", "auto").type, "snapshot");
+  EXPECT_EQ(Verify(File({good}), "auto.dhs", "auto").type, "decomposed");
+}
+
+TEST(Verify, ProblemParsing) {
+  VerifyProblem p = ProblemFromStatus(absl::OutOfRangeError(
+      "input 3 body: declared 10 bytes but 2 remain (at byte 4113 of x)"));
+  EXPECT_EQ(p.frame, "input 3 body");
+  EXPECT_EQ(p.offset, 4113u);
+  EXPECT_EQ(p.code, absl::StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace decomposed
+
+namespace decomposed {
+namespace {
+
+// Hostile input: random byte flips and truncations of a good file must give
+// a report (verify) or a status (convert), never a crash, a hang or a
+// partial output file.
+TEST(VerifyRobustness, RandomCorruptions) {
+  // Corrupted module names are invalid UTF-8: protobuf logs each one.
+  google::protobuf::LogSilencer quiet;
+  std::string good = File({GoodBody(), GoodBody()});
+  std::mt19937 rng(1234);
+  std::string in = TempPath("fuzz.dhs"), out = TempPath("fuzz.pb");
+  int invalid = 0;
+  for (int iter = 0; iter < 1500; ++iter) {
+    std::string f = good;
+    int edits = 1 + rng() % 3;
+    for (int e = 0; e < edits; ++e) {
+      if (rng() % 4 == 0) {
+        f.resize(rng() % (f.size() + 1));
+      } else if (!f.empty()) {
+        f[rng() % f.size()] = static_cast<char>(rng());
+      }
+    }
+    WriteFile(in, f);
+    VerifyOptions o;
+    o.snapshot_type = "decomposed";
+    absl::StatusOr<VerifyReport> r = VerifyFile(in, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (const VerifyProblem& p : r->problems) {
+      EXPECT_FALSE(p.message.empty());
+    }
+    if (!r->valid()) ++invalid;
+    std::remove(out.c_str());
+    absl::Status s = ConvertDecomposedToClassic(in, out);
+    struct stat st;
+    EXPECT_EQ(s.ok(), ::stat(out.c_str(), &st) == 0);
+    // A file verify accepts converts (and vice versa for framing).
+    if (r->valid()) EXPECT_TRUE(s.ok()) << s;
+  }
+  EXPECT_GT(invalid, 500) << "the corruptions must be noticed";
+}
+
+}  // namespace
+}  // namespace decomposed
