@@ -1,9 +1,11 @@
-// The malformed-input corpus at the library level: every `inspect` row of
-// test/corpus/manifest.tsv goes through InspectDecomposedFile, which must
-// return exactly the manifest's absl::StatusCode with the frame and
-// fragment in the message (the CLI prints only the message, so the code is
-// checked here). Also checks the corpus is what the issue asks: at least 40
+// The malformed-input corpus at the library level: every `inspect`, `verify`
+// and `unpack` row of test/corpus/manifest.tsv goes through
+// InspectDecomposedFile / VerifyFile / Unpack, which must give exactly the
+// manifest's absl::StatusCode with the frame and fragment in the message
+// (the CLI prints only the message, so the code is checked here). Also checks the corpus is what the issue asks: at least 40
 // distinct malformed inputs, each file present.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -14,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_split.h"
 #include "decomposed/inspect.h"
+#include "decomposed/unpack.h"
+#include "decomposed/verify.h"
 #include "gtest/gtest.h"
 
 namespace decomposed {
@@ -81,6 +85,50 @@ TEST(CorpusTest, InspectRowsGiveTheManifestCodeFrameAndFragment) {
               r.frame + ":")
         << rep.status();
   }
+  EXPECT_GE(n, 40);
+}
+
+TEST(CorpusTest, VerifyRowsGiveTheManifestCodeFrameAndFragment) {
+  int n = 0;
+  for (const Row& r : LoadManifest()) {
+    if (r.command != "verify") continue;
+    ++n;
+    SCOPED_TRACE(r.file + ": " + r.what);
+    VerifyOptions o;
+    o.snapshot_type = "decomposed";
+    absl::StatusOr<VerifyReport> rep =
+        VerifyFile(CorpusDir() + "/files/" + r.file, o);
+    ASSERT_TRUE(rep.ok()) << rep.status();
+    ASSERT_FALSE(rep->valid());
+    const VerifyProblem& p = rep->problems.front();
+    EXPECT_EQ(CodeName(p.code), r.code) << p.message;
+    EXPECT_NE(p.message.find(r.frame), std::string::npos) << p.message;
+    EXPECT_NE(p.message.find(r.fragment), std::string::npos) << p.message;
+  }
+  EXPECT_GE(n, 40);
+}
+
+TEST(CorpusTest, UnpackRowsGiveTheManifestCodeFrameAndFragment) {
+  int n = 0;
+  const std::string out =
+      ::testing::TempDir() + "/corpus_test_unpack_" + std::to_string(getpid());
+  for (const Row& r : LoadManifest()) {
+    if (r.command != "unpack") continue;
+    ++n;
+    SCOPED_TRACE(r.file + ": " + r.what);
+    std::filesystem::remove_all(out);
+    std::filesystem::create_directories(out);
+    UnpackOptions o;
+    o.snapshot_type = "decomposed";
+    o.dump_snapshot_outputs = true;
+    o.output_prefix = out + "/";
+    absl::Status s = Unpack(CorpusDir() + "/files/" + r.file, o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(CodeName(s.code()), r.code) << s;
+    EXPECT_NE(s.message().find(r.frame), absl::string_view::npos) << s;
+    EXPECT_NE(s.message().find(r.fragment), absl::string_view::npos) << s;
+  }
+  std::filesystem::remove_all(out);
   EXPECT_GE(n, 40);
 }
 

@@ -116,12 +116,12 @@ def framing(name, data, code, frame, fragment, what, **per_command):
              "checked")]
     for c in ("verify", "unpack"):
         rows.append((c, 1, code, frame, per_command.get(c, fragment),
-                     "provisional"))
+                     "checked"))
     cases.append((name, data, rows, what))
 
 
 def literal(name, data, code, frame, fragment, what):
-    rows = [(c, 1, code, frame, fragment, "provisional")
+    rows = [(c, 1, code, frame, fragment, "checked")
             for c in ("verify", "unpack")]
     cases.append((name, data, rows, what))
 
@@ -313,11 +313,11 @@ literal("literal_unknown_type.bin",
 cases.append(("snapshot_not_hlosnapshot.bin",
               box(4) + b"\xff\xff\xff\xff" + GOOD_INPUTS,
               [("unpack", 1, "INVALID_ARGUMENT", "snapshot", "(at byte 4",
-                "provisional")],
+                "checked")],
               "region [0] bytes that do not parse as an HloSnapshot"))
 cases.append(("no_region2_dump_outputs.bin", HEADER + GOOD_INPUTS,
-              [("unpack", 1, "FAILED_PRECONDITION", "output", "region [2]",
-                "provisional")],
+              [("unpack", 1, "OUT_OF_RANGE", "output", "region [2]",
+                "checked")],
               "-dump-snapshot-outputs on a file without region [2]"))
 
 # --- .npy (the npy reader, through pack) -------------------------------------
@@ -338,7 +338,7 @@ for name, data, code, frag, what in [
      ".npy 2.0 header length 2^32-1 (past kMaxNpyHeaderBytes)"),
 ]:
     cases.append((name, data,
-                  [("pack", 1, code, "npy header", frag, "provisional")],
+                  [("pack", 1, code, "npy header", frag, "checked")],
                   what))
 
 # --- bundles ------------------------------------------------------------------
@@ -373,7 +373,7 @@ META = b"""{
 NPY_F32_2 = b"\x93NUMPY\x01\x00\x76\x00" + NPY_OK_TEXT + struct.pack("<2f", 1, 2)
 cases.append(("bundle_missing_tensor/call0/meta.json", META,
               [("bundle verify", 1, "NOT_FOUND", "tensor1", "tensor1",
-                "provisional")],
+                "checked")],
               "bundle whose meta.json lists tensor1, which is missing"))
 cases.append(("bundle_missing_tensor/call0/tensor0.npy", NPY_F32_2, [], ""))
 
