@@ -4,6 +4,7 @@
 # from its committed seed corpus test/fuzz/corpus/<target>/.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default 60 s, all targets)
+#   FUZZ_JOBS=2 scripts/fuzz.sh 60               (two targets at a time)
 #
 # Exit status: 0 when no target found anything; 1 when any target crashed,
 # failed a check, leaked, hung (> 10 s on one input), or allocated more than
@@ -37,39 +38,73 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 REPORT="$BUILD/fuzz-report.tsv"
-printf "target\tseconds\texecutions\texec_per_s\tcorpus\tresult\n" > "$REPORT"
-failed=0
-for t in "${TARGETS[@]}"; do
-  name="${t%_fuzz}"
+# FUZZ_JOBS targets run at once (each still gets SECONDS of wall time);
+# scripts/ci-hardening.sh uses 2 on its 2 cores.
+JOBS="${FUZZ_JOBS:-1}"
+
+run_one() {  # name -> writes $BUILD/fuzz-row-<name>.tsv; returns 1 on a finding
+  local name="$1"
+  local row="$BUILD/fuzz-row-$name.tsv"
   if [ ! -x "$BUILD/bin/${name}_fuzz" ]; then
     # A target for an API that has not landed yet (its "fuzz-requires:"
     # header is missing): listed, not silently dropped.
+    local need
     need=$(sed -n '1s|^// fuzz-requires: ||p' "test/fuzz/${name}_fuzz.cc")
-    printf "%s\t-\t-\t-\t-\tNOT BUILT (needs %s)\n" "$name" "${need:-?}" >> "$REPORT"
-    continue
+    printf "%s\t-\t-\t-\t-\tNOT BUILT (needs %s)\n" "$name" "${need:-?}" > "$row"
+    return 0
   fi
-  seeds="test/fuzz/corpus/$name"
-  work="$BUILD/corpus/$name"
-  findings="$BUILD/findings/$name"
+  local seeds="test/fuzz/corpus/$name"
+  local work="$BUILD/corpus/$name"
+  local findings="$BUILD/findings/$name"
   mkdir -p "$work" "$findings"
-  log="$BUILD/fuzz-$name.log"
-  set +e
+  local log="$BUILD/fuzz-$name.log"
+  local rc=0
   "$BUILD/bin/${name}_fuzz" -max_total_time="$SECONDS_EACH" \
     -print_final_stats=1 -timeout=10 -rss_limit_mb=1024 \
     -malloc_limit_mb=128 -artifact_prefix="$findings/" \
-    "$work" "$seeds" >"$log" 2>&1
-  rc=$?
-  set -e
+    "$work" "$seeds" >"$log" 2>&1 || rc=$?
+  local execs rate corpus result
   execs=$(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
   rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
   corpus=$(ls "$work" | wc -l)
-  if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc=$rc)"; failed=1; fi
+  if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc=$rc)"; fi
   printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$SECONDS_EACH" "${execs:-?}" \
-    "${rate:-?}" "$corpus" "$result" >> "$REPORT"
+    "${rate:-?}" "$corpus" "$result" > "$row"
   if [ $rc -ne 0 ]; then
     echo "fuzz.sh: $name found a problem; log $log, reproducer in $findings/" >&2
     grep -E 'ERROR|FUZZ_CHECK|runtime error|SUMMARY' "$log" | head -5 >&2 || true
+    return 1
   fi
+  return 0
+}
+
+names=()
+for t in "${TARGETS[@]}"; do names+=("${t%_fuzz}"); done
+rm -f "$BUILD"/fuzz-row-*.tsv
+failed=0
+running=0
+for name in "${names[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  run_one "$name" &
+  running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
+done
+printf "target\tseconds\texecutions\texec_per_s\tcorpus\tresult\n" > "$REPORT"
+for name in "${names[@]}"; do
+  if [ -f "$BUILD/fuzz-row-$name.tsv" ]; then
+    cat "$BUILD/fuzz-row-$name.tsv" >> "$REPORT"
+  else
+    printf "%s\t-\t-\t-\t-\tNO RESULT\n" "$name" >> "$REPORT"
+    failed=1
+  fi
+  grep -q "FINDING" "$BUILD/fuzz-row-$name.tsv" 2>/dev/null && failed=1
+done
+rm -f "$BUILD"/fuzz-row-*.tsv
 column -t -s $'\t' "$REPORT" 2>/dev/null || cat "$REPORT"
 exit $failed
