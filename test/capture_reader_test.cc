@@ -10,6 +10,7 @@
 
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
+#include "decomposed/capture/stored_zip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -253,6 +254,33 @@ TEST_F(Broken, RandomCorruptionsNeverCrash) {
     }
   }
 }
+
+// Replaces the bundle's tensor0.pt with a stored zip whose data.pkl is
+// `pickle` (hostile pickles for the unpickler).
+void WritePtWithPickle(const std::string& dir, const std::string& pickle) {
+  std::string bytes;
+  StringSink sink(&bytes);
+  StoredZipWriter<StringSink> zip(sink);
+  ASSERT_TRUE(zip.AddEntry("tensor0/data.pkl", pickle).ok());
+  ASSERT_TRUE(zip.Finish().ok());
+  Spit(dir + "/tensor0.pt", bytes);
+}
+
+TEST_F(Broken, PickleCannotPopBelowMark) {
+  // None None MARK REDUCE TUPLE STOP: REDUCE would take the two items below
+  // the MARK, leaving the MARK above the stack top (TUPLE then built a
+  // range with begin > end).
+  WritePtWithPickle(pt_, std::string("NN(Rt.", 6));
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("REDUCE"));
+  // MARK BINPERSID and MARK BINPUT reach below the MARK too.
+  WritePtWithPickle(pt_, std::string("N(Q.", 4));
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("BINPERSID"));
+  WritePtWithPickle(pt_, std::string("N(q\x01.", 5));
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("memo"));
+}
+
 
 TEST_F(Broken, BadMetaJson) {
   struct Case { std::function<void(nlohmann::json&)> edit; std::string msg; };

@@ -283,6 +283,11 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
   };
   size_t i = 0;
   auto need = [&](size_t n) { return i + n <= d.size(); };
+  // Items pushed since the innermost MARK: an opcode may pop only these (in
+  // Python's unpickler the items below a MARK live on another stack).
+  auto above_mark = [&] {
+    return st.size() - (marks.empty() ? 0 : marks.back());
+  };
   while (i < d.size()) {
     const size_t at = i;
     const uint8_t op = static_cast<uint8_t>(d[i++]);
@@ -312,6 +317,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
         break;
       case 't': case 'l': {  // TUPLE, LIST
         if (marks.empty()) return bad(at, "TUPLE without MARK");
+        if (marks.back() > st.size()) return bad(at, "MARK popped");
         auto t = mk(op == 't' ? PVal::kTuple : PVal::kList);
         t->items.assign(st.begin() + marks.back(), st.end());
         st.resize(marks.back());
@@ -324,7 +330,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
       case '}': st.push_back(mk(PVal::kDict)); break;
       case 0x85: case 0x86: case 0x87: {
         size_t n = op - 0x84;
-        if (st.size() < n + (marks.empty() ? 0 : marks.back())) {
+        if (above_mark() < n) {
           return bad(at, "TUPLEn with too few items");
         }
         auto t = mk(PVal::kTuple);
@@ -378,7 +384,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
       }
       case 'N': st.push_back(mk(PVal::kNone)); break;
       case 'q': case 'r': case 0x94: {  // BINPUT, LONG_BINPUT, MEMOIZE
-        if (st.empty()) return bad(at, "memo of an empty stack");
+        if (above_mark() < 1) return bad(at, "memo of an empty stack");
         uint64_t key;
         if (op == 0x94) {
           key = memo.size();
@@ -401,14 +407,14 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
         break;
       }
       case 'Q': {  // BINPERSID
-        if (st.empty()) return bad(at, "BINPERSID of an empty stack");
+        if (above_mark() < 1) return bad(at, "BINPERSID of an empty stack");
         auto p = mk(PVal::kPid);
         p->items = {st.back()};
         st.back() = p;
         break;
       }
       case 'R': {  // REDUCE
-        if (st.size() < 2) return bad(at, "REDUCE with too few items");
+        if (above_mark() < 2) return bad(at, "REDUCE with too few items");
         auto c = mk(PVal::kCall);
         c->items = {st[st.size() - 2], st.back()};
         st.resize(st.size() - 2);
