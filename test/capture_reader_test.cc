@@ -281,6 +281,18 @@ TEST_F(Broken, PickleCannotPopBelowMark) {
   EXPECT_THAT(Check(pt_).message(), HasSubstr("memo"));
 }
 
+TEST_F(Broken, PickleNestingIsBounded) {
+  // None, then a million TUPLE1s: a chain of one-tuples a million deep, whose
+  // recursive release overflowed the stack.
+  std::string deep = "N" + std::string(1000000, '\x85') + ".";
+  WritePtWithPickle(pt_, deep);
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("nested deeper"));
+  // BINPERSID nests too.
+  WritePtWithPickle(pt_, "N" + std::string(1000000, 'Q') + ".");
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("nested deeper"));
+}
 
 TEST_F(Broken, BadMetaJson) {
   struct Case { std::function<void(nlohmann::json&)> edit; std::string msg; };

@@ -32,6 +32,10 @@ constexpr uint64_t kMaxPickleBytes = 1 << 20;
 constexpr uint64_t kMaxZipEntries = 1 << 16;
 // Tensor inputs of one NEFF call.
 constexpr size_t kMaxInputs = 1 << 20;
+// Nesting of pickled values: torch.save's pickle of one tensor nests about 5
+// deep. The bound keeps the recursive release of a hostile chain (one
+// TUPLE1 per byte) off the end of the stack.
+constexpr int kMaxPickleDepth = 100;
 
 // ------------------------------------------------------------ file helpers
 
@@ -264,6 +268,7 @@ struct PVal {
   enum Kind { kNone, kBool, kInt, kStr, kTuple, kGlobal, kCall, kPid, kDict,
               kList, kMark } kind = kNone;
   int64_t i = 0;
+  int depth = 1;             // 1 + the deepest item's depth
   std::string a, b;          // str; global module/name
   std::vector<PPtr> items;   // tuple items; call: {func, args}; pid: {tuple}
 };
@@ -430,6 +435,15 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
                                     absl::Hex(op, absl::kZeroPad2)));
     }
     if (st.size() > 100000) return bad(at, "stack too deep");
+    const bool built = op == 't' || op == 'l' || op == 0x85 || op == 0x86 ||
+                       op == 0x87 || op == 'Q' || op == 'R';
+    if (built) {  // a new container on top: its items are final
+      PVal& top = *st.back();
+      for (const PPtr& x : top.items) top.depth = std::max(top.depth, x->depth + 1);
+      if (top.depth > kMaxPickleDepth) {
+        return bad(at, absl::StrCat("values nested deeper than ", kMaxPickleDepth));
+      }
+    }
   }
   return bad(d.size(), "no STOP");
 }
