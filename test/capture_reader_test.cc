@@ -294,6 +294,32 @@ TEST_F(Broken, PickleNestingIsBounded) {
   EXPECT_THAT(Check(pt_).message(), HasSubstr("nested deeper"));
 }
 
+TEST_F(Broken, PtStorageOffsetCannotWrapAround) {
+  // A storage offset of 2^62 float32 elements is 2^64 bytes: the byte offset
+  // wrapped to 0 and the tensor was read from the start of the storage.
+  const TorchDtype* f32 = FindTorchDtype("torch.float32");
+  ASSERT_NE(f32, nullptr);
+  std::string pkl = TorchTensorPickle(*f32, {2, 3}, "0");
+  const std::string zero_offset("QK\x00", 3);
+  size_t at = pkl.find(zero_offset);
+  ASSERT_NE(at, std::string::npos);
+  std::string huge("Q\x8a\x08", 3);
+  for (int i = 0; i < 8; ++i) huge.push_back(i == 7 ? '\x40' : '\x00');
+  pkl.replace(at, zero_offset.size(), huge);
+  std::string bytes;
+  StringSink sink(&bytes);
+  StoredZipWriter<StringSink> zip(sink);
+  ASSERT_TRUE(zip.AddEntry("tensor0/data.pkl", pkl).ok());
+  ASSERT_TRUE(zip.AddEntry("tensor0/data/0",
+                           std::string(reinterpret_cast<const char*>(v_), 24))
+                  .ok());
+  ASSERT_TRUE(zip.Finish().ok());
+  Spit(pt_ + "/tensor0.pt", bytes);
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("storage offset"));
+}
+
 TEST_F(Broken, BadMetaJson) {
   struct Case { std::function<void(nlohmann::json&)> edit; std::string msg; };
   const Case cases[] = {

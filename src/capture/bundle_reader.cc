@@ -623,6 +623,13 @@ absl::StatusOr<TensorData> LocatePt(const BundleInput& in) {
                                      " bytes; the pickle declares ",
                                      t->storage_bytes));
   }
+  // Compare in elements first: offset * element_bytes may not fit 64 bits.
+  if (static_cast<uint64_t>(t->offset) >
+      t->storage_bytes / in.dtype->element_bytes) {
+    return Bad(in.path, absl::StrCat("storage offset of ", t->offset,
+                                     " elements is past the storage's ",
+                                     t->storage_bytes, " bytes"));
+  }
   uint64_t off = static_cast<uint64_t>(t->offset) * in.dtype->element_bytes;
   if (off > t->storage_bytes || in.byte_size > t->storage_bytes - off) {
     return Bad(in.path, absl::StrCat("tensor of ", in.byte_size,
