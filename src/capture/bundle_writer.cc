@@ -1,5 +1,7 @@
 #include "decomposed/capture/bundle_writer.h"
 
+#include "decomposed/internal/dirs.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -279,25 +281,6 @@ std::string FormatMetaJson(const CallMeta& m,
 
 namespace {
 
-absl::Status MkdirP(const std::string& path) {
-  if (path.empty()) return absl::OkStatus();
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return absl::OkStatus();
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " exists and is not a directory"));
-  }
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    absl::Status s = MkdirP(path.substr(0, slash));
-    if (!s.ok()) return s;
-  }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("creating directory ", path));
-  }
-  return absl::OkStatus();
-}
-
 // Removes the temporary directory and what this writer put in it.
 class TempDirGuard {
  public:
@@ -372,7 +355,7 @@ absl::Status WriteBundle(const std::string& call_dir_in,
     return absl::InvalidArgumentError(
         absl::StrCat("bundle directory '", call_dir_in, "' has no name"));
   }
-  if (absl::Status s = MkdirP(parent); !s.ok()) return s;
+  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
   if (Exists(call_dir)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "bundle directory ", call_dir, " already exists; not overwriting it"));

@@ -1,5 +1,7 @@
 #include "decomposed/capture/replay.h"
 
+#include "decomposed/internal/dirs.h"
+
 #include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -103,20 +105,6 @@ class TempDir {
   std::string path_;
 };
 
-absl::Status MkdirAll(const std::string& path) {
-  if (path.empty() || path == "/" || path == ".") return absl::OkStatus();
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) return absl::OkStatus();
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    if (absl::Status s = MkdirAll(path.substr(0, slash)); !s.ok()) return s;
-  }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("creating directory ", path));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status DecomposedToBundle(const std::string& decomposed_path,
@@ -134,7 +122,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
     return absl::FailedPreconditionError(absl::StrCat(
         "bundle directory ", call_dir, " already exists; not overwriting it"));
   }
-  if (absl::Status s = MkdirAll(parent); !s.ok()) return s;
+  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
   TempDir tmp;
   if (absl::Status s = tmp.Create(parent); !s.ok()) return s;
 
