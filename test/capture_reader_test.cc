@@ -320,6 +320,29 @@ TEST_F(Broken, PtStorageOffsetCannotWrapAround) {
   EXPECT_THAT(s.message(), HasSubstr("storage offset"));
 }
 
+TEST_F(Broken, ZipCentralDirectorySizeIsBounded) {
+  // A 64 MiB .pt (sparse) whose end record claims a central directory of
+  // the whole file: it was read into memory whole before being rejected.
+  const std::string p = pt_ + "/tensor0.pt";
+  const uint64_t size = uint64_t{64} << 20;
+  std::string eocd("PK\x05\x06", 4);
+  eocd += std::string(6, '\0');
+  eocd += std::string("\x01\x00", 2);  // one entry
+  const uint32_t cd_size = static_cast<uint32_t>(size - 22);
+  for (int i = 0; i < 4; ++i) eocd.push_back(static_cast<char>(cd_size >> (8 * i)));
+  eocd += std::string(4, '\0');        // central directory at byte 0
+  eocd += std::string(2, '\0');        // no comment
+  ASSERT_EQ(eocd.size(), 22u);
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.seekp(static_cast<std::streamoff>(size - 22));
+    out << eocd;
+  }
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("central directory"));
+}
+
 TEST_F(Broken, BadMetaJson) {
   struct Case { std::function<void(nlohmann::json&)> edit; std::string msg; };
   const Case cases[] = {

@@ -30,6 +30,9 @@ constexpr uint64_t kMaxMetaJsonBytes = 64 << 20;
 constexpr uint64_t kMaxPickleBytes = 1 << 20;
 // A one-tensor torch.save zip has 4-5 entries; be generous.
 constexpr uint64_t kMaxZipEntries = 1 << 16;
+// The central directory is read whole: at most kMaxZipEntries entries with
+// short names (torch.save's is a few hundred bytes), never the file's size.
+constexpr uint64_t kMaxZipDirectoryBytes = 16 << 20;
 // Tensor inputs of one NEFF call.
 constexpr size_t kMaxInputs = 1 << 20;
 // Nesting of pickled values: torch.save's pickle of one tensor nests about 5
@@ -185,6 +188,11 @@ absl::StatusOr<std::map<std::string, ZipEntry>> ReadZipDirectory(
   if (cd_offset > f.size() || cd_size > f.size() - cd_offset) {
     return Bad(p, absl::StrCat("central directory at ", cd_offset, " size ",
                                cd_size, " is past the end of the file"));
+  }
+  if (cd_size > kMaxZipDirectoryBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        p, ": a zip central directory of ", cd_size, " bytes (limit ",
+        kMaxZipDirectoryBytes, ")"));
   }
   std::string cd;
   if (auto s = f.ReadAt(cd_offset, cd_size, &cd); !s.ok()) return s;
