@@ -55,5 +55,30 @@ TEST(MakeDirectories, VeryLongPathIsAnErrorNotAStackOverflow) {
   EXPECT_THAT(s.message(), testing::HasSubstr("creating directory"));
 }
 
+TEST(TempDirectory, RemovedWithItsFilesUnlessReleased) {
+  const std::string root = TempRoot();
+  std::string kept;
+  {
+    internal::TempDirectory t;
+    ASSERT_TRUE(t.Create(root + "/.x.tmp.").ok());
+    kept = t.path();
+    EXPECT_EQ(kept.rfind(root + "/.x.tmp.", 0), 0u);
+    std::ofstream(kept + "/a") << "1";
+    std::ofstream(kept + "/b") << "2";
+  }
+  EXPECT_FALSE(IsDir(kept));
+  {
+    internal::TempDirectory t;
+    ASSERT_TRUE(t.Create(root + "/.y.tmp.").ok());
+    kept = t.path();
+    t.Release();
+  }
+  EXPECT_TRUE(IsDir(kept));
+  internal::TempDirectory bad;
+  absl::Status s = bad.Create(root + "/missing/.z.tmp.");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), testing::HasSubstr("temporary directory"));
+}
+
 }  // namespace
 }  // namespace decomposed

@@ -75,38 +75,6 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
   return PackToFile(req, out_path);
 }
 
-namespace {
-
-class TempDir {
- public:
-  ~TempDir() {
-    if (path_.empty()) return;
-    if (DIR* d = ::opendir(path_.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") ::unlink((path_ + "/" + n).c_str());
-      }
-      ::closedir(d);
-    }
-    ::rmdir(path_.c_str());
-  }
-  absl::Status Create(const std::string& parent) {
-    std::string t = parent + "/.from-decomposed.tmp.XXXXXX";
-    if (::mkdtemp(t.data()) == nullptr) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("creating a temporary "
-                                                     "directory in ", parent));
-    }
-    path_ = t;
-    return absl::OkStatus();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
-
 absl::Status DecomposedToBundle(const std::string& decomposed_path,
                                 const std::string& call_dir_in,
                                 const DecomposedToBundleOptions& options) {
@@ -123,8 +91,10 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
         "bundle directory ", call_dir, " already exists; not overwriting it"));
   }
   if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
-  TempDir tmp;
-  if (absl::Status s = tmp.Create(parent); !s.ok()) return s;
+  decomposed::internal::TempDirectory tmp;
+  if (absl::Status s = tmp.Create(parent + "/.from-decomposed.tmp."); !s.ok()) {
+    return s;
+  }
 
   UnpackOptions u;
   u.snapshot_type = "decomposed";
