@@ -343,6 +343,16 @@ TEST_F(Broken, ZipCentralDirectorySizeIsBounded) {
   EXPECT_THAT(s.message(), HasSubstr("central directory"));
 }
 
+TEST_F(Broken, TensorFileThatIsNotARegularFileIsRefused) {
+  // A FIFO in place of tensor0.npy blocked the open forever.
+  const std::string f = npy_ + "/tensor0.npy";
+  ::unlink(f.c_str());
+  ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
+  absl::Status s = Check(npy_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("not a regular file"));
+}
+
 TEST_F(Broken, BadMetaJson) {
   struct Case { std::function<void(nlohmann::json&)> edit; std::string msg; };
   const Case cases[] = {

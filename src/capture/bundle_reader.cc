@@ -45,6 +45,13 @@ constexpr int kMaxPickleDepth = 100;
 class File {
  public:
   static absl::StatusOr<File> Open(const std::string& path) {
+    // Only regular files: opening a FIFO would block, and a device has no
+    // size to check declared lengths against.
+    struct stat pst;
+    if (::stat(path.c_str(), &pst) == 0 && !S_ISREG(pst.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": not a regular file"));
+    }
     OwnedFd fd;
     if (absl::Status s = OpenForReading(path, &fd); !s.ok()) return s;
     struct stat st;
