@@ -16,6 +16,7 @@
 #include "decomposed/byte_sink.h"
 #include "decomposed/byte_source.h"
 #include "decomposed/framing.h"
+#include "decomposed/internal/dirs.h"
 #include "decomposed/literal_decoder.h"
 #include "decomposed/npy_sink.h"
 #include "decomposed/status.h"
@@ -222,16 +223,7 @@ std::string DetectOn(FdSource& src) {
 absl::Status EnsureOutputDir(const std::string& prefix) {
   size_t slash = prefix.rfind('/');
   if (slash == std::string::npos || slash == 0) return absl::OkStatus();
-  std::string dir = prefix.substr(0, slash);
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i != dir.size() && dir[i] != '/') continue;
-    std::string part = dir.substr(0, i);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::ErrnoToStatus(errno,
-                                 absl::StrCat("creating directory ", part));
-    }
-  }
-  return absl::OkStatus();
+  return internal::MakeDirectories(prefix.substr(0, slash));
 }
 
 }  // namespace

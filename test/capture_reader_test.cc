@@ -10,6 +10,7 @@
 
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
+#include "decomposed/capture/stored_zip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -252,6 +253,104 @@ TEST_F(Broken, RandomCorruptionsNeverCrash) {
       Spit(path, good);
     }
   }
+}
+
+// Replaces the bundle's tensor0.pt with a stored zip whose data.pkl is
+// `pickle` (hostile pickles for the unpickler).
+void WritePtWithPickle(const std::string& dir, const std::string& pickle) {
+  std::string bytes;
+  StringSink sink(&bytes);
+  StoredZipWriter<StringSink> zip(sink);
+  ASSERT_TRUE(zip.AddEntry("tensor0/data.pkl", pickle).ok());
+  ASSERT_TRUE(zip.Finish().ok());
+  Spit(dir + "/tensor0.pt", bytes);
+}
+
+TEST_F(Broken, PickleCannotPopBelowMark) {
+  // None None MARK REDUCE TUPLE STOP: REDUCE would take the two items below
+  // the MARK, leaving the MARK above the stack top (TUPLE then built a
+  // range with begin > end).
+  WritePtWithPickle(pt_, std::string("NN(Rt.", 6));
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("REDUCE"));
+  // MARK BINPERSID and MARK BINPUT reach below the MARK too.
+  WritePtWithPickle(pt_, std::string("N(Q.", 4));
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("BINPERSID"));
+  WritePtWithPickle(pt_, std::string("N(q\x01.", 5));
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("memo"));
+}
+
+TEST_F(Broken, PickleNestingIsBounded) {
+  // None, then a million TUPLE1s: a chain of one-tuples a million deep, whose
+  // recursive release overflowed the stack.
+  std::string deep = "N" + std::string(1000000, '\x85') + ".";
+  WritePtWithPickle(pt_, deep);
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("nested deeper"));
+  // BINPERSID nests too.
+  WritePtWithPickle(pt_, "N" + std::string(1000000, 'Q') + ".");
+  EXPECT_THAT(Check(pt_).message(), HasSubstr("nested deeper"));
+}
+
+TEST_F(Broken, PtStorageOffsetCannotWrapAround) {
+  // A storage offset of 2^62 float32 elements is 2^64 bytes: the byte offset
+  // wrapped to 0 and the tensor was read from the start of the storage.
+  const TorchDtype* f32 = FindTorchDtype("torch.float32");
+  ASSERT_NE(f32, nullptr);
+  std::string pkl = TorchTensorPickle(*f32, {2, 3}, "0");
+  const std::string zero_offset("QK\x00", 3);
+  size_t at = pkl.find(zero_offset);
+  ASSERT_NE(at, std::string::npos);
+  std::string huge("Q\x8a\x08", 3);
+  for (int i = 0; i < 8; ++i) huge.push_back(i == 7 ? '\x40' : '\x00');
+  pkl.replace(at, zero_offset.size(), huge);
+  std::string bytes;
+  StringSink sink(&bytes);
+  StoredZipWriter<StringSink> zip(sink);
+  ASSERT_TRUE(zip.AddEntry("tensor0/data.pkl", pkl).ok());
+  ASSERT_TRUE(zip.AddEntry("tensor0/data/0",
+                           std::string(reinterpret_cast<const char*>(v_), 24))
+                  .ok());
+  ASSERT_TRUE(zip.Finish().ok());
+  Spit(pt_ + "/tensor0.pt", bytes);
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("storage offset"));
+}
+
+TEST_F(Broken, ZipCentralDirectorySizeIsBounded) {
+  // A 64 MiB .pt (sparse) whose end record claims a central directory of
+  // the whole file: it was read into memory whole before being rejected.
+  const std::string p = pt_ + "/tensor0.pt";
+  const uint64_t size = uint64_t{64} << 20;
+  std::string eocd("PK\x05\x06", 4);
+  eocd += std::string(6, '\0');
+  eocd += std::string("\x01\x00", 2);  // one entry
+  const uint32_t cd_size = static_cast<uint32_t>(size - 22);
+  for (int i = 0; i < 4; ++i) eocd.push_back(static_cast<char>(cd_size >> (8 * i)));
+  eocd += std::string(4, '\0');        // central directory at byte 0
+  eocd += std::string(2, '\0');        // no comment
+  ASSERT_EQ(eocd.size(), 22u);
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.seekp(static_cast<std::streamoff>(size - 22));
+    out << eocd;
+  }
+  absl::Status s = Check(pt_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("central directory"));
+}
+
+TEST_F(Broken, TensorFileThatIsNotARegularFileIsRefused) {
+  // A FIFO in place of tensor0.npy blocked the open forever.
+  const std::string f = npy_ + "/tensor0.npy";
+  ::unlink(f.c_str());
+  ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
+  absl::Status s = Check(npy_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("not a regular file"));
 }
 
 TEST_F(Broken, BadMetaJson) {

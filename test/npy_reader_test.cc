@@ -1,5 +1,6 @@
 #include "decomposed/npy_reader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -262,6 +263,21 @@ TEST(NpyReader, Sidecar) {
   EXPECT_FALSE(ReadNpyMetaSidecar(path).ok());
   std::ofstream(path + ".meta") << "not json";
   EXPECT_FALSE(ReadNpyMetaSidecar(path).ok());
+  std::remove((path + ".meta").c_str());
+}
+
+TEST(NpyReader, SidecarThatIsNotARegularFileIsRefusedWithoutReading) {
+  // A FIFO blocked the open forever; a device such as /dev/zero was read
+  // without end. Both are refused after a stat.
+  std::string path = ::testing::TempDir() + "/sidecar_fifo_test.npy";
+  std::remove((path + ".meta").c_str());
+  ASSERT_EQ(::mkfifo((path + ".meta").c_str(), 0600), 0);
+  absl::StatusOr<std::optional<PrimitiveType>> t = ReadNpyMetaSidecar(path);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
+  std::remove((path + ".meta").c_str());
+  ASSERT_EQ(::symlink("/dev/zero", (path + ".meta").c_str()), 0);
+  t = ReadNpyMetaSidecar(path);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
   std::remove((path + ".meta").c_str());
 }
 

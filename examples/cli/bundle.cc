@@ -56,11 +56,11 @@ int Ls(const std::vector<std::string>& argv) {
                         ? "invalid: " + j["error"].get<std::string>()
                         : j["format"].get<std::string>() + ", " +
                               std::to_string(j["inputs"].get<size_t>()) +
-                              " inputs, selected_by " + j["selected_by"].dump())
+                              " inputs, selected_by " + DumpJson(j["selected_by"], -1))
                 << "\n";
     }
   }
-  if (args.Has("json")) std::cout << out.dump(2) << "\n";
+  if (args.Has("json")) std::cout << DumpJson(out) << "\n";
   return 0;
 }
 

@@ -121,7 +121,7 @@ int Plan(const std::vector<std::string>& argv) {
            {"rank_selected", config->enabled && config->RankSelected(rank.tp_rank)},
            {"budget_log", budget_log},
            {"captures", std::move(captures)}};
-  std::cout << out.dump(2) << "\n";
+  std::cout << DumpJson(out) << "\n";
   return 0;
 }
 

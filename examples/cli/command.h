@@ -48,6 +48,15 @@ class Args {
   std::string error_;
 };
 
+// Serialises a nlohmann::json (or ordered_json) for printing. Strings from
+// outside the program (paths, environment values) may hold bytes that are not
+// UTF-8, on which the default dump() throws; here they become U+FFFD.
+template <class Json>
+std::string DumpJson(const Json& j, int indent = 2) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false,
+                Json::error_handler_t::replace);
+}
+
 }  // namespace decomposed::cli
 
 #endif  // DECOMPOSED_EXAMPLES_CLI_COMMAND_H_

@@ -25,7 +25,7 @@ int Run(const std::vector<std::string>& argv) {
     return 1;
   }
   if (args.Has("json")) {
-    std::cout << InspectReportJson(*r).dump(2) << "\n";
+    std::cout << DumpJson(InspectReportJson(*r)) << "\n";
   } else {
     std::cout << InspectReportText(*r);
   }

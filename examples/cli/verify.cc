@@ -48,7 +48,7 @@ int Run(const std::vector<std::string>& argv) {
                 << ")\n";
     }
   }
-  if (args.Has("json")) std::cout << json.dump(2) << "\n";
+  if (args.Has("json")) std::cout << DumpJson(json) << "\n";
   return all_valid ? 0 : 1;
 }
 

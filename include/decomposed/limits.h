@@ -36,6 +36,11 @@ inline constexpr int kMaxTupleDepth = 64;
 // shapes are a few hundred bytes.
 inline constexpr uint64_t kMaxShapeBytes = 1 << 20;
 
+// Shapes nested in one ShapeProto (tuple elements at every level). A
+// hostile shape of empty tuple_shapes records would otherwise cost ~160
+// bytes of memory per 2 bytes of input; real tuples hold at most thousands.
+inline constexpr size_t kMaxShapeNodes = size_t{1} << 16;
+
 // .npy header text: NumPy itself refuses headers over 10000 bytes unless
 // told otherwise (max_header_size, NumPy >= 1.24); we allow more for very
 // high ranks but bound the allocation.

@@ -1,6 +1,15 @@
 // XLA PrimitiveType facts: names, element sizes, how a LiteralProto stores
 // each type, and the NumPy dtype an .npy file uses for it. Source:
-// shared/spec/xla-wire-facts.md sections 1, 2, 5 and 6.
+// shared/spec/xla-wire-facts.md sections 1, 2, 5 and 6. Pure tables and
+// lookups: nothing here fails or allocates; unknown names and numbers give
+// nullopt / nullptr.
+//
+// Example:
+//   const decomposed::PrimitiveTypeInfo* t = decomposed::FindPrimitiveType(16);
+//   // t->name == "BF16", t->element_bytes == 2, t->npy_descr == "|V2",
+//   // t->ml_dtype == "bfloat16", t->proto_field == 13 (bf16s)
+//   std::optional<decomposed::PrimitiveType> f =
+//       decomposed::PrimitiveTypeFromName("f32");  // kF32
 #ifndef DECOMPOSED_PRIMITIVE_TYPE_H_
 #define DECOMPOSED_PRIMITIVE_TYPE_H_
 
@@ -93,6 +102,8 @@ inline const PrimitiveTypeInfo* FindPrimitiveType(int64_t value) {
   if (value < 0 || value >= kNumPrimitiveTypes) return nullptr;
   return &kPrimitiveTypes[value];
 }
+// Info for a known enumerator. Precondition: `t` is one of the enumerators
+// above (a value cast from an unchecked integer: use FindPrimitiveType).
 inline const PrimitiveTypeInfo& Info(PrimitiveType t) {
   return kPrimitiveTypes[static_cast<int>(t)];
 }

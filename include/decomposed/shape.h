@@ -182,9 +182,10 @@ inline absl::Status ParseLayoutInto(const char* p, const char* end,
   return absl::OkStatus();
 }
 
+// `nodes` counts the shapes parsed so far (limits::kMaxShapeNodes).
 inline absl::Status ParseShapeInto(const char* p, const char* end,
                                    uint64_t base, const Frame& frame,
-                                   int depth, Shape* s) {
+                                   int depth, Shape* s, size_t* nodes) {
   if (depth > limits::kMaxTupleDepth) {
     return FrameError(absl::StatusCode::kResourceExhausted, frame, base,
                       absl::StrCat("tuple nesting of at most ",
@@ -225,6 +226,8 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
       }
       ok = r == RepeatedResult::kOk;
       for (int64_t f : flags) s->is_dynamic_dimension.push_back(f != 0);
+      // Several occurrences merge: the total is bounded like dimensions.
+      if (s->is_dynamic_dimension.size() > limits::kMaxRank) ok = false;
     } else if (field == 4 || field == 5) {
       ok = wt == wire::kLen &&
            wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk &&
@@ -233,9 +236,15 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
         uint64_t sub = base + static_cast<uint64_t>(p - start);
         absl::Status st;
         if (field == 4) {
+          if (++*nodes > limits::kMaxShapeNodes) {
+            return FrameError(absl::StatusCode::kResourceExhausted, frame, off,
+                              absl::StrCat("at most ", limits::kMaxShapeNodes,
+                                           " tuple element shapes"),
+                              "more");
+          }
           s->tuple_shapes.emplace_back();
           st = ParseShapeInto(p, p + v, sub, frame, depth + 1,
-                              &s->tuple_shapes.back());
+                              &s->tuple_shapes.back(), nodes);
         } else {
           s->has_layout = true;  // fields of repeated occurrences merge
           st = ParseLayoutInto(p, p + v, sub, frame, &s->layout);
@@ -263,8 +272,9 @@ inline absl::StatusOr<Shape> ParseShape(std::string_view bytes,
                                         const Frame& frame,
                                         uint64_t base = 0) {
   Shape s;
+  size_t nodes = 0;
   absl::Status st = internal::ParseShapeInto(
-      bytes.data(), bytes.data() + bytes.size(), base, frame, 0, &s);
+      bytes.data(), bytes.data() + bytes.size(), base, frame, 0, &s, &nodes);
   if (!st.ok()) return st;
   return s;
 }

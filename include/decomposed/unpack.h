@@ -165,14 +165,8 @@ class HloSnapshotSink {
                           "a module under protobuf's 2 GiB limit",
                           absl::StrCat(total, " bytes"));
       }
-      for (const ByteRange& r : ranges) {
-        std::string part;
-        if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
-        if (absl::Status s = ReadToString(src_, r.length, frame, &part);
-            !s.ok()) {
-          return s;
-        }
-        bytes += part;
+      if (absl::Status s = AppendRanges(ranges, frame, &bytes); !s.ok()) {
+        return s;
       }
       xla::HloModuleProto module;
       if (!module.ParseFromString(bytes)) {
@@ -260,6 +254,25 @@ class HloSnapshotSink {
   }
 
  private:
+  // Appends the bytes of `ranges` to `out`, each checked against what the
+  // source holds first (callers bound the total).
+  absl::Status AppendRanges(std::span<const ByteRange> ranges,
+                            const Frame& frame, std::string* out) {
+    for (const ByteRange& r : ranges) {
+      if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
+      if (absl::Status s = CheckHeld(src_, r.length, frame); !s.ok()) {
+        return s;
+      }
+      absl::Status s =
+          ForEachChunk(src_, r.length, frame, [&](std::string_view c) {
+            out->append(c.data(), c.size());
+            return absl::OkStatus();
+          });
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status SeekError(const Frame& frame, uint64_t offset) {
     if (!src_.status().ok()) return Prefix(src_.status(), frame.str());
     return FrameError(absl::StatusCode::kFailedPrecondition, frame, offset,
@@ -270,22 +283,20 @@ class HloSnapshotSink {
                            std::string_view stem, int64_t index,
                            const Frame& frame, AtomicFileSink& out,
                            LiteralPlan* plan) {
-    std::string bytes;
+    uint64_t total = 0;
     for (const ByteRange& r : ranges) {
-      if (bytes.size() + r.length > limits::kMaxSnapshotBytes) {
+      total += r.length;
+      if (total > limits::kMaxSnapshotBytes) {
         return FrameError(absl::StatusCode::kResourceExhausted, frame,
                           r.offset,
                           "a literal under protobuf's 2 GiB limit (a "
                           "literal pass materialises it)",
-                          absl::StrCat(bytes.size() + r.length, " bytes"));
+                          absl::StrCat(total, " bytes"));
       }
-      std::string part;
-      if (!src_.Seek(r.offset)) return SeekError(frame, r.offset);
-      if (absl::Status s = ReadToString(src_, r.length, frame, &part);
-          !s.ok()) {
-        return s;
-      }
-      bytes += part;
+    }
+    std::string bytes;
+    if (absl::Status s = AppendRanges(ranges, frame, &bytes); !s.ok()) {
+      return s;
     }
     xla::LiteralProto literal;
     if (!literal.ParseFromString(bytes)) {

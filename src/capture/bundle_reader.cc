@@ -30,14 +30,28 @@ constexpr uint64_t kMaxMetaJsonBytes = 64 << 20;
 constexpr uint64_t kMaxPickleBytes = 1 << 20;
 // A one-tensor torch.save zip has 4-5 entries; be generous.
 constexpr uint64_t kMaxZipEntries = 1 << 16;
+// The central directory is read whole: at most kMaxZipEntries entries with
+// short names (torch.save's is a few hundred bytes), never the file's size.
+constexpr uint64_t kMaxZipDirectoryBytes = 16 << 20;
 // Tensor inputs of one NEFF call.
 constexpr size_t kMaxInputs = 1 << 20;
+// Nesting of pickled values: torch.save's pickle of one tensor nests about 5
+// deep. The bound keeps the recursive release of a hostile chain (one
+// TUPLE1 per byte) off the end of the stack.
+constexpr int kMaxPickleDepth = 100;
 
 // ------------------------------------------------------------ file helpers
 
 class File {
  public:
   static absl::StatusOr<File> Open(const std::string& path) {
+    // Only regular files: opening a FIFO would block, and a device has no
+    // size to check declared lengths against.
+    struct stat pst;
+    if (::stat(path.c_str(), &pst) == 0 && !S_ISREG(pst.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": not a regular file"));
+    }
     OwnedFd fd;
     if (absl::Status s = OpenForReading(path, &fd); !s.ok()) return s;
     struct stat st;
@@ -182,6 +196,11 @@ absl::StatusOr<std::map<std::string, ZipEntry>> ReadZipDirectory(
     return Bad(p, absl::StrCat("central directory at ", cd_offset, " size ",
                                cd_size, " is past the end of the file"));
   }
+  if (cd_size > kMaxZipDirectoryBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        p, ": a zip central directory of ", cd_size, " bytes (limit ",
+        kMaxZipDirectoryBytes, ")"));
+  }
   std::string cd;
   if (auto s = f.ReadAt(cd_offset, cd_size, &cd); !s.ok()) return s;
   std::map<std::string, ZipEntry> out;
@@ -264,6 +283,7 @@ struct PVal {
   enum Kind { kNone, kBool, kInt, kStr, kTuple, kGlobal, kCall, kPid, kDict,
               kList, kMark } kind = kNone;
   int64_t i = 0;
+  int depth = 1;             // 1 + the deepest item's depth
   std::string a, b;          // str; global module/name
   std::vector<PPtr> items;   // tuple items; call: {func, args}; pid: {tuple}
 };
@@ -283,6 +303,11 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
   };
   size_t i = 0;
   auto need = [&](size_t n) { return i + n <= d.size(); };
+  // Items pushed since the innermost MARK: an opcode may pop only these (in
+  // Python's unpickler the items below a MARK live on another stack).
+  auto above_mark = [&] {
+    return st.size() - (marks.empty() ? 0 : marks.back());
+  };
   while (i < d.size()) {
     const size_t at = i;
     const uint8_t op = static_cast<uint8_t>(d[i++]);
@@ -312,6 +337,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
         break;
       case 't': case 'l': {  // TUPLE, LIST
         if (marks.empty()) return bad(at, "TUPLE without MARK");
+        if (marks.back() > st.size()) return bad(at, "MARK popped");
         auto t = mk(op == 't' ? PVal::kTuple : PVal::kList);
         t->items.assign(st.begin() + marks.back(), st.end());
         st.resize(marks.back());
@@ -324,7 +350,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
       case '}': st.push_back(mk(PVal::kDict)); break;
       case 0x85: case 0x86: case 0x87: {
         size_t n = op - 0x84;
-        if (st.size() < n + (marks.empty() ? 0 : marks.back())) {
+        if (above_mark() < n) {
           return bad(at, "TUPLEn with too few items");
         }
         auto t = mk(PVal::kTuple);
@@ -378,7 +404,7 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
       }
       case 'N': st.push_back(mk(PVal::kNone)); break;
       case 'q': case 'r': case 0x94: {  // BINPUT, LONG_BINPUT, MEMOIZE
-        if (st.empty()) return bad(at, "memo of an empty stack");
+        if (above_mark() < 1) return bad(at, "memo of an empty stack");
         uint64_t key;
         if (op == 0x94) {
           key = memo.size();
@@ -401,14 +427,14 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
         break;
       }
       case 'Q': {  // BINPERSID
-        if (st.empty()) return bad(at, "BINPERSID of an empty stack");
+        if (above_mark() < 1) return bad(at, "BINPERSID of an empty stack");
         auto p = mk(PVal::kPid);
         p->items = {st.back()};
         st.back() = p;
         break;
       }
       case 'R': {  // REDUCE
-        if (st.size() < 2) return bad(at, "REDUCE with too few items");
+        if (above_mark() < 2) return bad(at, "REDUCE with too few items");
         auto c = mk(PVal::kCall);
         c->items = {st[st.size() - 2], st.back()};
         st.resize(st.size() - 2);
@@ -424,6 +450,15 @@ absl::StatusOr<PPtr> Unpickle(std::string_view d, std::string_view where) {
                                     absl::Hex(op, absl::kZeroPad2)));
     }
     if (st.size() > 100000) return bad(at, "stack too deep");
+    const bool built = op == 't' || op == 'l' || op == 0x85 || op == 0x86 ||
+                       op == 0x87 || op == 'Q' || op == 'R';
+    if (built) {  // a new container on top: its items are final
+      PVal& top = *st.back();
+      for (const PPtr& x : top.items) top.depth = std::max(top.depth, x->depth + 1);
+      if (top.depth > kMaxPickleDepth) {
+        return bad(at, absl::StrCat("values nested deeper than ", kMaxPickleDepth));
+      }
+    }
   }
   return bad(d.size(), "no STOP");
 }
@@ -602,6 +637,13 @@ absl::StatusOr<TensorData> LocatePt(const BundleInput& in) {
     return Bad(in.path, absl::StrCat("storage record holds ", de->second.size,
                                      " bytes; the pickle declares ",
                                      t->storage_bytes));
+  }
+  // Compare in elements first: offset * element_bytes may not fit 64 bits.
+  if (static_cast<uint64_t>(t->offset) >
+      t->storage_bytes / in.dtype->element_bytes) {
+    return Bad(in.path, absl::StrCat("storage offset of ", t->offset,
+                                     " elements is past the storage's ",
+                                     t->storage_bytes, " bytes"));
   }
   uint64_t off = static_cast<uint64_t>(t->offset) * in.dtype->element_bytes;
   if (off > t->storage_bytes || in.byte_size > t->storage_bytes - off) {

@@ -1,5 +1,7 @@
 #include "decomposed/capture/bundle_writer.h"
 
+#include "decomposed/internal/dirs.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -279,41 +281,6 @@ std::string FormatMetaJson(const CallMeta& m,
 
 namespace {
 
-absl::Status MkdirP(const std::string& path) {
-  if (path.empty()) return absl::OkStatus();
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return absl::OkStatus();
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " exists and is not a directory"));
-  }
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    absl::Status s = MkdirP(path.substr(0, slash));
-    if (!s.ok()) return s;
-  }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("creating directory ", path));
-  }
-  return absl::OkStatus();
-}
-
-// Removes the temporary directory and what this writer put in it.
-class TempDirGuard {
- public:
-  explicit TempDirGuard(std::string dir) : dir_(std::move(dir)) {}
-  ~TempDirGuard() {
-    if (dir_.empty()) return;
-    for (const std::string& f : files_) ::unlink((dir_ + "/" + f).c_str());
-    ::rmdir(dir_.c_str());
-  }
-  void Add(std::string name) { files_.push_back(std::move(name)); }
-  void Release() { dir_.clear(); }
-
- private:
-  std::string dir_;
-  std::vector<std::string> files_;
-};
 
 absl::Status SyncPath(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -372,23 +339,21 @@ absl::Status WriteBundle(const std::string& call_dir_in,
     return absl::InvalidArgumentError(
         absl::StrCat("bundle directory '", call_dir_in, "' has no name"));
   }
-  if (absl::Status s = MkdirP(parent); !s.ok()) return s;
+  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
   if (Exists(call_dir)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "bundle directory ", call_dir, " already exists; not overwriting it"));
   }
-  std::string tmpl = absl::StrCat(parent, "/.", name, ".tmp.XXXXXX");
-  if (::mkdtemp(tmpl.data()) == nullptr) {
-    return absl::ErrnoToStatus(
-        errno, absl::StrCat("creating a temporary directory in ", parent));
+  decomposed::internal::TempDirectory guard;
+  if (absl::Status s = guard.Create(absl::StrCat(parent, "/.", name, ".tmp."));
+      !s.ok()) {
+    return s;
   }
-  const std::string tmp = tmpl;
-  TempDirGuard guard(tmp);
+  const std::string tmp = guard.path();
   const std::string ext(BundleFormatName(meta.format));
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string stem = absl::StrCat("tensor", i);
     std::string file = absl::StrCat(stem, ".", ext);
-    guard.Add(file);
     absl::Status s = WriteFile(
         tmp + "/" + file, options.sync, [&](FdSink& sink) -> absl::Status {
           if (meta.format == BundleFormat::kNpy) {
@@ -400,7 +365,6 @@ absl::Status WriteBundle(const std::string& call_dir_in,
         });
     if (!s.ok()) return Prefix(s, absl::StrCat("input ", i));
   }
-  guard.Add("meta.json");
   std::string json = FormatMetaJson(meta, inputs);
   if (absl::Status s = WriteFile(tmp + "/meta.json", options.sync,
                                  [&](FdSink& sink) -> absl::Status {

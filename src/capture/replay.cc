@@ -1,5 +1,7 @@
 #include "decomposed/capture/replay.h"
 
+#include "decomposed/internal/dirs.h"
+
 #include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -73,52 +75,6 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
   return PackToFile(req, out_path);
 }
 
-namespace {
-
-class TempDir {
- public:
-  ~TempDir() {
-    if (path_.empty()) return;
-    if (DIR* d = ::opendir(path_.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") ::unlink((path_ + "/" + n).c_str());
-      }
-      ::closedir(d);
-    }
-    ::rmdir(path_.c_str());
-  }
-  absl::Status Create(const std::string& parent) {
-    std::string t = parent + "/.from-decomposed.tmp.XXXXXX";
-    if (::mkdtemp(t.data()) == nullptr) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("creating a temporary "
-                                                     "directory in ", parent));
-    }
-    path_ = t;
-    return absl::OkStatus();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-absl::Status MkdirAll(const std::string& path) {
-  if (path.empty() || path == "/" || path == ".") return absl::OkStatus();
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) return absl::OkStatus();
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    if (absl::Status s = MkdirAll(path.substr(0, slash)); !s.ok()) return s;
-  }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("creating directory ", path));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status DecomposedToBundle(const std::string& decomposed_path,
                                 const std::string& call_dir_in,
                                 const DecomposedToBundleOptions& options) {
@@ -134,9 +90,11 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
     return absl::FailedPreconditionError(absl::StrCat(
         "bundle directory ", call_dir, " already exists; not overwriting it"));
   }
-  if (absl::Status s = MkdirAll(parent); !s.ok()) return s;
-  TempDir tmp;
-  if (absl::Status s = tmp.Create(parent); !s.ok()) return s;
+  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
+  decomposed::internal::TempDirectory tmp;
+  if (absl::Status s = tmp.Create(parent + "/.from-decomposed.tmp."); !s.ok()) {
+    return s;
+  }
 
   UnpackOptions u;
   u.snapshot_type = "decomposed";
