@@ -550,7 +550,8 @@ TEST(LiteralDecoderFdTest, LiteralOverTwoGiB) {
   const uint64_t n = (uint64_t{1} << 31) + 5;
   std::string head = Len(1, ShapeBytes(6, {static_cast<int64_t>(n)}, {0})) +
                      Varint((3 << 3) | 2) + Varint(n);
-  std::string path = ::testing::TempDir() + "/literal_decoder_test_over_2gib.bin";
+  std::string path = ::testing::TempDir() + "/literal_decoder_test_over_2gib." +
+                     std::to_string(::getpid()) + ".bin";
   {
     std::ofstream(path, std::ios::binary) << head;
   }
