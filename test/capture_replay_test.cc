@@ -16,10 +16,13 @@
 #include "decomposed/producer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed::capture {
 namespace {
+
+using ::decomposed::test::ListDir;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -28,18 +31,6 @@ std::string TempRoot() {
   std::string t = testing::TempDir() + "/capture_replay_XXXXXX";
   EXPECT_NE(::mkdtemp(t.data()), nullptr);
   return t;
-}
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") out.push_back(n);
-    }
-    ::closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 bool Exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
 
@@ -105,7 +96,7 @@ TEST(Replay, BundleToDecomposedAndBack) {
         EXPECT_EQ(x->shape, y->shape) << i;
         EXPECT_EQ(x->bytes, y->bytes) << i;
       }
-      EXPECT_EQ(List(root + "/back_" + name + "_" +
+      EXPECT_EQ(ListDir(root + "/back_" + name + "_" +
                      std::string(BundleFormatName(back)) + "/x/rank0"),
                 std::vector<std::string>{"call7"});
     }
@@ -138,11 +129,11 @@ TEST(Replay, NoTorchTypeLeavesNoBundle) {
   absl::Status s = DecomposedToBundle(root + "/s4.dec", root + "/b/call0");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(s.message(), HasSubstr("S4"));
-  EXPECT_TRUE(List(root + "/b").empty());
+  EXPECT_TRUE(ListDir(root + "/b").empty());
   // Corrupt input: an error, nothing left either.
   std::ofstream(root + "/junk.dec") << "not a snapshot";
   EXPECT_FALSE(DecomposedToBundle(root + "/junk.dec", root + "/b/call1").ok());
-  EXPECT_TRUE(List(root + "/b").empty());
+  EXPECT_TRUE(ListDir(root + "/b").empty());
 }
 
 TEST(Capturer, CaptureWritesTheSelectedBundle) {
@@ -182,7 +173,7 @@ TEST(Capturer, CaptureWritesTheSelectedBundle) {
   HostTensor bad{x, "torch.complex32", {1}, {}};
   auto d2 = cap.Capture(&again, {&bad, 1});
   EXPECT_EQ(d2.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(List(root + "/neff1/rank6"), std::vector<std::string>{"call1"});
+  EXPECT_EQ(ListDir(root + "/neff1/rank6"), std::vector<std::string>{"call1"});
 }
 
 }  // namespace

@@ -13,9 +13,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::test::HandNpyHeader;
+using ::decomposed::test::ReadFile;
 
 using ::testing::HasSubstr;
 
@@ -51,20 +55,6 @@ std::string ShapeBytes(int type, const std::vector<int64_t>& dims,
   return s;
 }
 
-// The .npy header for `dict` by the spec's padding rule.
-std::string HandHeader(const std::string& dict) {
-  size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
-  size_t text = total - 10;
-  std::string h = "\x93NUMPY";
-  h += '\x01';
-  h += '\x00';
-  h += static_cast<char>(text & 0xff);
-  h += static_cast<char>(text >> 8);
-  h += dict;
-  h.append(text - dict.size() - 1, ' ');
-  h += '\n';
-  return h;
-}
 
 struct Decoded {
   absl::Status status;
@@ -100,7 +90,7 @@ const std::string kF32Payload = B({0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00,
 TEST(LiteralDecoderTest, CanonicalF32Golden) {
   Decoded d = DecodeMem(kF32Body);
   ASSERT_TRUE(d.status.ok()) << d.status;
-  EXPECT_EQ(d.npy, HandHeader("{'descr': '<f4', 'fortran_order': False, "
+  EXPECT_EQ(d.npy, HandNpyHeader("{'descr': '<f4', 'fortran_order': False, "
                               "'shape': (2,), }") +
                        kF32Payload);
   EXPECT_EQ(d.path, LiteralPath::kView);
@@ -197,7 +187,7 @@ TEST(LiteralDecoderTest, ScalarAndZeroSize) {
                           0x00, 0x00, 0x80, 0x3f});
   Decoded d = DecodeMem(scalar);
   ASSERT_TRUE(d.status.ok()) << d.status;
-  EXPECT_EQ(d.npy, HandHeader("{'descr': '<f4', 'fortran_order': False, "
+  EXPECT_EQ(d.npy, HandNpyHeader("{'descr': '<f4', 'fortran_order': False, "
                               "'shape': (), }") +
                        B({0x00, 0x00, 0x80, 0x3f}));
   // S32[0]{0} with no data at all: fine (0 == 0).
@@ -205,7 +195,7 @@ TEST(LiteralDecoderTest, ScalarAndZeroSize) {
                          0x03, 0x0a, 0x01, 0x00});
   d = DecodeMem(empty);
   ASSERT_TRUE(d.status.ok()) << d.status;
-  EXPECT_EQ(d.npy, HandHeader("{'descr': '<i4', 'fortran_order': False, "
+  EXPECT_EQ(d.npy, HandNpyHeader("{'descr': '<i4', 'fortran_order': False, "
                               "'shape': (0,), }"));
 }
 
@@ -216,7 +206,7 @@ TEST(LiteralDecoderTest, ColumnMajorIsFortranOrder) {
   Decoded d = DecodeMem(body);
   ASSERT_TRUE(d.status.ok()) << d.status;
   EXPECT_TRUE(d.plan.header.fortran_order);
-  EXPECT_EQ(d.npy, HandHeader("{'descr': '|u1', 'fortran_order': True, "
+  EXPECT_EQ(d.npy, HandNpyHeader("{'descr': '|u1', 'fortran_order': True, "
                               "'shape': (2, 3), }") +
                        B({0, 1, 2, 3, 4, 5}));
 }
@@ -473,12 +463,6 @@ std::string WriteTemp(const std::string& name, const std::string& data) {
   return path;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Decoded DecodeFile(const std::string& path, uint64_t offset, uint64_t length,
                    LiteralDecodeOptions o, size_t src_buffer = 256 << 10) {

@@ -8,33 +8,15 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test_util.h"
 
 namespace decomposed {
 namespace {
 
-// The header NumPy writes, by the spec's rule (xla-wire-facts.md section 7):
-// magic, 1.0, u16 length, dict text padded with spaces to a multiple of 64
-// bytes in total, ending in '\n'.
-std::string HandHeader(const std::string& dict) {
-  size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
-  size_t text = total - 10;
-  std::string h = "\x93NUMPY";
-  h += '\x01';
-  h += '\x00';
-  h += static_cast<char>(text & 0xff);
-  h += static_cast<char>(text >> 8);
-  h += dict;
-  h.append(text - dict.size() - 1, ' ');
-  h += '\n';
-  return h;
-}
+using ::decomposed::test::HandNpyHeader;
+using ::decomposed::test::ReadFile;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -51,7 +33,7 @@ TEST(NpySinkTest, GoldenF32File) {
   EXPECT_TRUE(npy.Write(std::string_view("\0\0\0\x40", 4)));
   ASSERT_TRUE(npy.Finish().ok());
   std::string want =
-      HandHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+      HandNpyHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
   ASSERT_EQ(want.size(), 128u);
   want += std::string("\0\0\x80\x3f\0\0\0\x40", 8);
   EXPECT_EQ(out, want);
@@ -79,14 +61,14 @@ TEST(NpySinkTest, ScalarAndFortranHeaders) {
   ASSERT_TRUE(
       npy.Begin(NpyHeaderFor(Info(PrimitiveType::kU8), {}, false), 0).ok());
   ASSERT_TRUE(npy.Finish().ok());
-  EXPECT_EQ(out, HandHeader(
+  EXPECT_EQ(out, HandNpyHeader(
                      "{'descr': '|u1', 'fortran_order': False, 'shape': (), }"));
   std::string out2;
   StringSink sink2(&out2);
   NpySink npy2(sink2);
   ASSERT_TRUE(
       npy2.Begin(NpyHeaderFor(Info(PrimitiveType::kU8), {5}, true), 0).ok());
-  EXPECT_EQ(out2, HandHeader("{'descr': '|u1', 'fortran_order': True, "
+  EXPECT_EQ(out2, HandNpyHeader("{'descr': '|u1', 'fortran_order': True, "
                              "'shape': (5,), }"));
 }
 

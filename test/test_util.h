@@ -2,15 +2,18 @@
 #ifndef DECOMPOSED_TEST_TEST_UTIL_H_
 #define DECOMPOSED_TEST_TEST_UTIL_H_
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace decomposed::test {
 
@@ -79,6 +82,39 @@ inline bool FileExists(const std::string& p) { return access(p.c_str(), F_OK) ==
 inline std::string ReadFile(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A version 1.0 .npy header for the dict text `dict`, by the spec's rule
+// (xla-wire-facts.md section 7): magic, 1.0, u16 length, the text padded
+// with spaces so the whole header is a multiple of 64 bytes, then '\n'.
+// Written by hand, independently of decomposed::FormatNpyHeader.
+inline std::string HandNpyHeader(const std::string& dict) {
+  size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  size_t text = total - 10;
+  std::string h = "\x93NUMPY";
+  h += '\x01';
+  h += '\x00';
+  h += static_cast<char>(text & 0xff);
+  h += static_cast<char>(text >> 8);
+  h += dict;
+  h.append(text - dict.size() - 1, ' ');
+  h += '\n';
+  return h;
+}
+
+// The names in `dir` other than "." and "..", sorted; empty when `dir`
+// cannot be opened.
+inline std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") out.push_back(n);
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace decomposed::test

@@ -12,9 +12,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_util.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::test::ListDir;
+using ::decomposed::test::ReadFile;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -74,27 +78,9 @@ std::string Decomposed(const std::vector<std::string>& in,
 
 // --- files ------------------------------------------------------------------
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
-}
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") out.push_back(n);
-    }
-    ::closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 class UnpackTest : public ::testing::Test {
@@ -137,7 +123,7 @@ TEST_F(UnpackTest, ExampleFileDecomposed) {
   std::vector<UnpackedFile> files;
   absl::Status s = Unpack(path, Options("decomposed", true), &files);
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "snapshot_output0.npy",
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "snapshot_output0.npy",
                                       "value_input0.npy", "value_input1.npy"));
   ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(files[1].shape, "F32[2,3]{1,0}");
@@ -170,7 +156,7 @@ TEST_F(UnpackTest, NoFlagDoesNotReadRegion2) {
   std::string p = Write("x.dhs", d);
   absl::Status s = Unpack(p, Options("decomposed", false));
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
 }
 
 TEST_F(UnpackTest, FlagWithoutRegion2IsAnError) {
@@ -179,7 +165,7 @@ TEST_F(UnpackTest, FlagWithoutRegion2IsAnError) {
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(std::string(s.message()), HasSubstr("holds no outputs"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("snapshot_output count box"));
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
 }
 
 TEST_F(UnpackTest, OutputsOneFilePerElementNoTupleSplit) {
@@ -205,7 +191,7 @@ TEST_F(UnpackTest, FailedLiteralKeepsFinishedFilesAndLeavesNoPartialFile) {
   EXPECT_THAT(m, HasSubstr("at byte"));
   EXPECT_THAT(m, HasSubstr("x.dhs"));
   EXPECT_EQ(files.size(), 2u);
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
 }
 
 TEST_F(UnpackTest, TruncatedInputNamesTheFrame) {
@@ -214,7 +200,7 @@ TEST_F(UnpackTest, TruncatedInputNamesTheFrame) {
   absl::Status s = Unpack(p, Options("decomposed", false));
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("value_input 1"));
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input0.npy"));
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
 }
 
 TEST_F(UnpackTest, TrailingDataAfterRegion2) {
@@ -231,7 +217,7 @@ TEST_F(UnpackTest, SnapshotModeTupleResultIsSplit) {
   std::string p = Write(
       "x.pb", Snapshot({F32Literal({1}), F32Literal({2, 3})}, &result));
   ASSERT_TRUE(Unpack(p, Options("snapshot", true)).ok());
-  EXPECT_THAT(List(out_),
+  EXPECT_THAT(ListDir(out_),
               ElementsAre("model.hlo", "snapshot_output0.npy",
                           "snapshot_output1.npy", "value_input0.npy",
                           "value_input1.npy"));
@@ -261,7 +247,7 @@ TEST_F(UnpackTest, SnapshotModeMalformedFile) {
   std::string p = Write("x.pb", "\x0a\x05\x0a");
   absl::Status s = Unpack(p, Options("snapshot", false));
   EXPECT_FALSE(s.ok());
-  EXPECT_THAT(List(out_), ElementsAre());
+  EXPECT_THAT(ListDir(out_), ElementsAre());
 }
 
 TEST_F(UnpackTest, MergedModuleOccurrencesAreParsedAndReserialized) {
@@ -342,7 +328,7 @@ TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
   o.module = "m.pb";
   o.ml_dtype_sidecar = true;
   ASSERT_TRUE(Unpack(p, o).ok());
-  EXPECT_THAT(List(out_), ElementsAre("pre_m.pb", "pre_value_input0.npy",
+  EXPECT_THAT(ListDir(out_), ElementsAre("pre_m.pb", "pre_value_input0.npy",
                                       "pre_value_input0.npy.meta",
                                       "pre_value_input1.npy"));
   EXPECT_EQ(ReadFile(out_ + "pre_value_input0.npy.meta"),
@@ -356,7 +342,7 @@ TEST_F(UnpackTest, CreatesTheOutputDirectory) {
   UnpackOptions o = Options("decomposed", false);
   o.output_prefix = out_ + "a/b/pre_";
   ASSERT_TRUE(Unpack(p, o).ok());
-  EXPECT_THAT(List(out_ + "a/b"), ElementsAre("pre_model.hlo",
+  EXPECT_THAT(ListDir(out_ + "a/b"), ElementsAre("pre_model.hlo",
                                               "pre_value_input0.npy"));
   o.create_output_dir = false;
   o.output_prefix = out_ + "c/";
@@ -404,7 +390,7 @@ TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
   ASSERT_TRUE(sink.WriteModule(module).ok());
   std::vector<ByteRange> body = {{kModule.size(), lit.size()}};
   ASSERT_TRUE(sink.WriteLiteral(body, "value_input", 5).ok());
-  EXPECT_THAT(List(out_), ElementsAre("model.hlo", "value_input5.npy"));
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input5.npy"));
   EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
   EXPECT_EQ(Payload("value_input5.npy"), Floats({3, 4}));
   ASSERT_EQ(files.size(), 2u);
