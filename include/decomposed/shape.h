@@ -207,7 +207,11 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
     if (field == 2) {
       ok = wt == wire::kVarint &&
            wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
-      if (ok) s->element_type = static_cast<int64_t>(v);
+      // An enum is an int32 on the wire: protobuf keeps the low 32 bits of
+      // a longer varint, and so does XLA; so do we.
+      if (ok) {
+        s->element_type = static_cast<int32_t>(static_cast<uint32_t>(v));
+      }
     } else if (field == 3) {
       RepeatedResult r = ReadRepeatedVarint(&p, end, wt, &s->dimensions,
                                             limits::kMaxRank);

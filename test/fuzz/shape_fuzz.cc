@@ -15,10 +15,9 @@ using namespace decomposed;
 namespace {
 
 void Compare(const Shape& ours, const xla::ShapeProto& theirs, int depth) {
-  // protobuf keeps an enum in 32 bits; ParseShape keeps all 64 (and
-  // ValidateShape then rejects the unknown number).
-  FUZZ_CHECK(static_cast<int32_t>(ours.element_type) ==
-             static_cast<int32_t>(theirs.element_type()));
+  // An enum is an int32: both keep the low 32 bits of a longer varint.
+  FUZZ_CHECK(ours.element_type ==
+             static_cast<int64_t>(theirs.element_type()));
   FUZZ_CHECK(ours.dimensions.size() ==
              static_cast<size_t>(theirs.dimensions_size()));
   for (size_t i = 0; i < ours.dimensions.size(); ++i) {
