@@ -287,6 +287,51 @@ TEST(AtomicFileSinkTest, ExistingTargetReplacedOnlyOnCommit) {
   EXPECT_EQ(ReadFile(target), Sample());
 }
 
+TEST(AtomicFileSinkTest, CommitReportsACloseErrorAndKeepsNoFile) {
+  // close(2) can be the first to report a lost write (NFS, quotas). Make it
+  // fail for sure: close the descriptor behind the sink's back, after all
+  // data is flushed, so only the sink's own close sees EBADF.
+  TempDir dir;
+  std::string target = dir.Write("out.bin", "old contents");
+  AtomicFileSink sink;
+  ASSERT_TRUE(sink.Open(target).ok());
+  WriteSample(sink);
+  ASSERT_TRUE(sink.Flush());
+  ASSERT_EQ(::close(sink.fd_sink()->fd()), 0);
+  absl::Status s = sink.Commit();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;  // EBADF
+  EXPECT_THAT(s.message(), HasSubstr("close"));
+  EXPECT_THAT(s.message(), HasSubstr(target));
+  EXPECT_EQ(ReadFile(target), "old contents");
+  EXPECT_EQ(ListDir(dir.path()), std::vector<std::string>{"out.bin"});
+}
+
+TEST(AtomicFileSinkTest, FinalNamesUpToNameMaxCommit) {
+  // The temp name adds "." and ".tmp.XXXXXX" (12 bytes); a final name near
+  // NAME_MAX still gets a temp name that fits, shortened from its start.
+  TempDir dir;
+  for (size_t len : {size_t{243}, size_t{244}, size_t{255}}) {
+    std::string name(len, 'n');
+    std::string target = dir.File(name);
+    AtomicFileSink sink;
+    absl::Status s = sink.Open(target);
+    ASSERT_TRUE(s.ok()) << len << ": " << s;
+    std::string temp_base =
+        sink.temp_path().substr(sink.temp_path().rfind('/') + 1);
+    EXPECT_LE(temp_base.size(), size_t{NAME_MAX});
+    EXPECT_EQ(temp_base.rfind("." + name.substr(0, 243) + ".tmp.", 0), 0u);
+    ASSERT_TRUE(sink.Write("x"));
+    ASSERT_TRUE(sink.Commit().ok()) << len;
+    EXPECT_EQ(ReadFile(target), "x");
+  }
+  EXPECT_EQ(ListDir(dir.path()).size(), 3u);
+  // One byte past NAME_MAX is the file system's refusal, reported by rename.
+  AtomicFileSink sink;
+  ASSERT_TRUE(sink.Open(dir.File(std::string(256, 'n'))).ok());
+  EXPECT_EQ(sink.Commit().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ListDir(dir.path()).size(), 3u);
+}
+
 TEST(AtomicFileSinkTest, OpenInAMissingOrUnwritableDirFails) {
   TempDir dir;
   AtomicFileSink sink;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
@@ -208,6 +209,18 @@ class BasicFdSink {
   void Fail(absl::Status s) {
     if (status_.ok()) status_ = std::move(s);
   }
+  // Owning sinks only: flushes, then closes the descriptor and reports a
+  // close(2) error (EINTR, after which Linux has closed it, counts as done).
+  absl::Status Close()
+    requires std::same_as<H, OwnedFd>
+  {
+    Flush();
+    if (fd_.Close() != 0 && errno != EINTR) {
+      Fail(absl::ErrnoToStatus(
+          errno, absl::StrCat("close (after byte ", pos_, ")")));
+    }
+    return status_;
+  }
 
  private:
   bool Direct(std::string_view d) {
@@ -234,8 +247,12 @@ using FdSinkRef = BasicFdSink<UnownedFd>;
 
 // Writes a temp file beside `path` and renames it over `path` on Commit().
 // Destroyed (or Abandon()ed) without a successful Commit(), it unlinks the
-// temp file. The temp name is `<dir>/.<base>.tmp.XXXXXX`; stale temp files
-// from a killed process match `.*.tmp.??????` and may be removed by anyone.
+// temp file. The temp name is `<dir>/.<base>.tmp.XXXXXX`, with <base>
+// shortened to its first NAME_MAX - 12 bytes when needed so that any final
+// name the file system takes (up to 255 bytes) has a temp name too; stale
+// temp files from a killed process match `.*.tmp.??????` and may be removed
+// by anyone. Commit() reports errors of write, fsync, close and rename; on
+// any of them the temp file is removed and the final name is untouched.
 class AtomicFileSink {
  public:
   AtomicFileSink() = default;
@@ -252,6 +269,9 @@ class AtomicFileSink {
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
     std::string base =
         slash == std::string::npos ? path : path.substr(slash + 1);
+    // "." + base + ".tmp.XXXXXX" must itself fit in NAME_MAX bytes.
+    constexpr size_t kMaxBase = NAME_MAX - 12;
+    if (base.size() > kMaxBase) base.resize(kMaxBase);
     temp_ = absl::StrCat(dir, ".", base, ".tmp.XXXXXX");
     int fd = ::mkostemp(temp_.data(), O_CLOEXEC);
     if (fd < 0) {
@@ -291,7 +311,11 @@ class AtomicFileSink {
       Abandon();
       return WithPath(s);
     }
-    sink_.reset();  // closes
+    if (absl::Status s = sink_->Close(); !s.ok()) {
+      Abandon();
+      return WithPath(s);
+    }
+    sink_.reset();
     if (::rename(temp_.c_str(), path_.c_str()) != 0) {
       absl::Status s = absl::ErrnoToStatus(
           errno, absl::StrCat("renaming ", temp_, " to ", path_));

@@ -189,6 +189,13 @@ class OwnedFd {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  // Closes now and reports close(2)'s result: 0, or -1 with errno set (an
+  // NFS or quota error on data already written may show only here). Linux
+  // releases the descriptor even on error, so it is never retried.
+  int Close() {
+    int fd = std::exchange(fd_, -1);
+    return fd >= 0 ? ::close(fd) : 0;
+  }
 
  private:
   int fd_ = -1;
