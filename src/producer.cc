@@ -40,12 +40,12 @@ absl::Status ScanRecords(std::string_view data, uint64_t base,
       return FrameError(absl::StatusCode::kInvalidArgument, frame,
                         base + r.start, "a field tag", "a malformed varint");
     }
+    if (uint64_t n = static_cast<uint64_t>(p - begin) - r.start;
+        !wire::IsValidTag(tag, n)) {
+      return BadTagError(frame, base + r.start, "a message", tag, n);
+    }
     r.field = static_cast<uint32_t>(tag >> 3);
     r.wire_type = static_cast<uint32_t>(tag & 7);
-    if (r.field == 0) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                        base + r.start, "a field number >= 1", "field 0");
-    }
     const char* vstart = p;
     if (r.wire_type == wire::kLen) {
       uint64_t len;

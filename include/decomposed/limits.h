@@ -29,7 +29,8 @@ inline constexpr uint64_t kMaxElementCount = (uint64_t{1} << 59);
 
 // Tuples nest; recursion over tuple_shapes / tuple_literals is bounded to
 // keep stack use bounded on hostile input (protobuf's own recursion limit is
-// 100).
+// 100). A layout's physical_shape counts two levels (layout, then shape), so
+// any shape within this limit is within protobuf's too.
 inline constexpr int kMaxTupleDepth = 64;
 
 // A literal body's shape message is materialised to be validated; real

@@ -264,13 +264,12 @@ absl::Status WalkRecords(S& src, std::span<const ByteRange> ranges,
                           r.tag_offset, "a LiteralProto field tag",
                           "a malformed or truncated varint");
       }
+      if (uint64_t n = src.position() - r.tag_offset;
+          !wire::IsValidTag(tag, n)) {
+        return BadTagError(frame, r.tag_offset, "a LiteralProto", tag, n);
+      }
       r.field = static_cast<uint32_t>(tag >> 3);
       r.wire_type = static_cast<uint32_t>(tag & 7);
-      if (r.field == 0) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                          r.tag_offset, "a field number >= 1",
-                          "field number 0");
-      }
       r.offset = src.position();
       switch (r.wire_type) {
         case wire::kVarint:

@@ -104,6 +104,9 @@ absl::StatusOr<LiteralScan> ScanLiteralBody(S& src, uint64_t length,
                         "a LiteralProto field tag",
                         "a malformed or truncated varint");
     }
+    if (uint64_t n = src.position() - off; !wire::IsValidTag(tag, n)) {
+      return BadTagError(frame, off, "a LiteralProto", tag, n);
+    }
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wt = static_cast<uint32_t>(tag & 7);
     LiteralRecord r{field, wt, 0, 0};

@@ -8,6 +8,7 @@
 #define DECOMPOSED_SHAPE_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -64,6 +65,17 @@ struct Shape {
 
 namespace internal {
 
+// Reads the size of a length-delimited field as protobuf does inside the
+// messages it parses: a varint of at most 5 bytes (a zero-padded longer
+// one is refused), which must fit in [*p, end). Shapes are bounded by
+// limits::kMaxShapeBytes, far below protobuf's 2 GiB.
+inline bool ReadSize(const char** p, const char* end, uint64_t* len) {
+  const char* start = *p;
+  return wire::ReadVarint(p, end, len) == wire::VarintResult::kOk &&
+         *p - start <= static_cast<ptrdiff_t>(wire::kMaxTagBytes) &&
+         *len <= static_cast<uint64_t>(end - *p);
+}
+
 // Reads a packed or unpacked repeated varint field occurrence into `out`.
 // kTooMany: `out` would exceed `max_items` (a limit, not malformed bytes).
 enum class RepeatedResult { kOk, kMalformed, kTooMany };
@@ -82,10 +94,7 @@ inline RepeatedResult ReadRepeatedVarint(const char** p, const char* end,
   }
   if (wt != wire::kLen) return RepeatedResult::kMalformed;
   uint64_t len;
-  if (wire::ReadVarint(p, end, &len) != wire::VarintResult::kOk ||
-      len > static_cast<uint64_t>(end - *p)) {
-    return RepeatedResult::kMalformed;
-  }
+  if (!ReadSize(p, end, &len)) return RepeatedResult::kMalformed;
   const char* e = *p + len;
   while (*p < e) {
     if (wire::ReadVarint(p, e, &v) != wire::VarintResult::kOk) {
@@ -106,7 +115,7 @@ inline absl::Status TooManyEntries(const Frame& frame, uint64_t off,
                     "more");
 }
 
-// Skips one field value of wire type `wt`.
+// Skips one field value of wire type `wt` (a length as ReadSize reads it).
 inline bool SkipField(const char** p, const char* end, uint32_t wt) {
   uint64_t v;
   switch (wt) {
@@ -121,10 +130,7 @@ inline bool SkipField(const char** p, const char* end, uint32_t wt) {
       *p += 4;
       return true;
     case wire::kLen:
-      if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk ||
-          v > static_cast<uint64_t>(end - *p)) {
-        return false;
-      }
+      if (!ReadSize(p, end, &v)) return false;
       *p += v;
       return true;
     default:
@@ -132,9 +138,62 @@ inline bool SkipField(const char** p, const char* end, uint32_t wt) {
   }
 }
 
+// True when [p, end) is a run of well-formed varints (a packed field).
+inline bool ValidPackedVarints(const char* p, const char* end) {
+  uint64_t v;
+  while (p < end) {
+    if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) return false;
+  }
+  return true;
+}
+
+// Reads a length prefix (ReadSize); *body is the contents, *p is moved past
+// them.
+inline bool ReadLenPrefixed(const char** p, const char* end,
+                            const char** body, uint64_t* len) {
+  if (!ReadSize(p, end, len)) return false;
+  *body = *p;
+  *p += *len;
+  return true;
+}
+
+// Checks a message of integer fields only, the way protobuf does while
+// parsing: TileProto {repeated int64 dimensions = 1} and SplitConfigProto
+// {int64 dimension = 1; repeated int64 split_indices = 2}. `packed` is the
+// number of the repeated field, whose packed form must hold varints.
+inline bool ValidIntMessage(const char* p, const char* end, uint32_t packed) {
+  while (p < end) {
+    uint64_t tag;
+    const char* tag_start = p;
+    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk ||
+        !wire::IsValidTag(tag, static_cast<uint64_t>(p - tag_start))) {
+      return false;
+    }
+    uint32_t wt = static_cast<uint32_t>(tag & 7);
+    if ((tag >> 3) == packed && wt == wire::kLen) {
+      const char* body;
+      uint64_t len;
+      if (!ReadLenPrefixed(&p, end, &body, &len) ||
+          !ValidPackedVarints(body, body + len)) {
+        return false;
+      }
+    } else if (!SkipField(&p, end, wt)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+inline absl::Status ParseShapeInto(const char* p, const char* end,
+                                   uint64_t base, const Frame& frame,
+                                   int depth, Shape* s, size_t* nodes);
+
+// Fields that do not affect indexing are still checked as protobuf checks
+// them (nested messages parse, packed fields hold varints), so that bytes we
+// accept are bytes XLA accepts. `depth` is the enclosing shape's.
 inline absl::Status ParseLayoutInto(const char* p, const char* end,
                                     uint64_t base, const Frame& frame,
-                                    Layout* l) {
+                                    int depth, Layout* l, size_t* nodes) {
   const char* start = p;
   while (p < end) {
     uint64_t off = base + static_cast<uint64_t>(p - start);
@@ -142,6 +201,10 @@ inline absl::Status ParseLayoutInto(const char* p, const char* end,
     if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
       return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
                         "a LayoutProto field tag", "a malformed varint");
+    }
+    if (uint64_t n = base + static_cast<uint64_t>(p - start) - off;
+        !wire::IsValidTag(tag, n)) {
+      return BadTagError(frame, off, "a LayoutProto", tag, n);
     }
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wt = static_cast<uint32_t>(tag & 7);
@@ -163,15 +226,40 @@ inline absl::Status ParseLayoutInto(const char* p, const char* end,
         ok = r == RepeatedResult::kOk;
         break;
       }
-      case 6:
-        ++l->tiles;
-        ok = SkipField(&p, end, wt);
-        break;
       case 7: scalar(&l->element_size_in_bits); break;
       case 8: scalar(&l->memory_space); break;
       case 16: scalar(&l->tail_padding_alignment_in_elements); break;
-      default:
-        ok = SkipField(&p, end, wt);  // fields that do not affect indexing
+      default: {
+        // Length-delimited known fields are checked; with another wire
+        // type protobuf keeps them as unknown fields, and so we skip them.
+        const char* body;
+        uint64_t len;
+        bool checked = wt == wire::kLen &&
+                       (field == 6 || field == 9 || field == 10 ||
+                        field == 13 || field == 14 || field == 17);
+        if (!checked) {
+          ok = SkipField(&p, end, wt);
+          break;
+        }
+        ok = ReadLenPrefixed(&p, end, &body, &len);
+        if (!ok) break;
+        if (field == 6) {  // tiles: TileProto
+          ++l->tiles;
+          ok = ValidIntMessage(body, body + len, 1);
+        } else if (field == 17) {  // split_configs: SplitConfigProto
+          ok = ValidIntMessage(body, body + len, 2);
+        } else if (field == 10) {  // physical_shape: ShapeProto
+          // Two message levels down (layout, then shape): protobuf's
+          // nesting limit counts both.
+          Shape physical;
+          uint64_t sub = base + static_cast<uint64_t>(body - start);
+          absl::Status st = ParseShapeInto(body, body + len, sub, frame,
+                                           depth + 2, &physical, nodes);
+          if (!st.ok()) return st;
+        } else {  // packed dim_level_types, dim_unique, dim_ordered
+          ok = ValidPackedVarints(body, body + len);
+        }
+      }
     }
     if (!ok) {
       return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
@@ -199,6 +287,10 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
     if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
       return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
                         "a ShapeProto field tag", "a malformed varint");
+    }
+    if (uint64_t n = base + static_cast<uint64_t>(p - start) - off;
+        !wire::IsValidTag(tag, n)) {
+      return BadTagError(frame, off, "a ShapeProto", tag, n);
     }
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wt = static_cast<uint32_t>(tag & 7);
@@ -233,9 +325,7 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
       // Several occurrences merge: the total is bounded like dimensions.
       if (s->is_dynamic_dimension.size() > limits::kMaxRank) ok = false;
     } else if (field == 4 || field == 5) {
-      ok = wt == wire::kLen &&
-           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk &&
-           v <= static_cast<uint64_t>(end - p);
+      ok = wt == wire::kLen && ReadSize(&p, end, &v);
       if (ok) {
         uint64_t sub = base + static_cast<uint64_t>(p - start);
         absl::Status st;
@@ -251,7 +341,8 @@ inline absl::Status ParseShapeInto(const char* p, const char* end,
                               &s->tuple_shapes.back(), nodes);
         } else {
           s->has_layout = true;  // fields of repeated occurrences merge
-          st = ParseLayoutInto(p, p + v, sub, frame, &s->layout);
+          st = ParseLayoutInto(p, p + v, sub, frame, depth, &s->layout,
+                               nodes);
         }
         if (!st.ok()) return st;
         p += v;

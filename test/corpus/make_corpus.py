@@ -267,9 +267,8 @@ framing("trunc_output_body.bin",
         "truncated inside an output body")
 framing("output_body_not_literal.bin",
         HEADER + GOOD_INPUTS + block([b"\x07\x07\x07"]),
-        "INVALID_ARGUMENT", "output 0 body", "found field 0 wire type 7",
-        "output body that is not a LiteralProto",
-        unpack="found field number 0", verify="found field number 0")
+        "INVALID_ARGUMENT", "output 0 body", "found field number 0",
+        "output body that is not a LiteralProto")
 framing("trailing_after_region2.bin", GOOD + b"XYZ", "INVALID_ARGUMENT",
         "trailing data", "found 3 more bytes",
         "trailing bytes after region [2]")

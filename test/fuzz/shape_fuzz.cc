@@ -1,7 +1,7 @@
 // libFuzzer target: ShapeProto bytes through ParseShape, ValidateShape,
-// ElementCount and ToString. Differential check against protobuf: when both
-// protobuf and ParseShape accept the bytes they must agree on element type,
-// dimensions, tuple arity and minor_to_major.
+// ElementCount and ToString. Differential check against protobuf: bytes
+// ParseShape accepts, protobuf must accept too, and they must agree on
+// element type, dimensions, tuple arity and minor_to_major.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -61,9 +61,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // A valid array shape's element count is computable.
     if (v.ok() && s->element_type != 17) FUZZ_CHECK(n.ok());
   }
+  // Whatever ParseShape accepts, protobuf (and so XLA) accepts too, and
+  // they agree on what it says.
   xla::ShapeProto proto;
-  if (proto.ParseFromArray(data, static_cast<int>(size))) {
-    Compare(*s, proto, 0);
-  }
+  FUZZ_CHECK(proto.ParseFromArray(data, static_cast<int>(size)));
+  Compare(*s, proto, 0);
   return 0;
 }

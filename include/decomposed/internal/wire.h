@@ -55,6 +55,17 @@ inline char* WriteVarintPadded(uint64_t v, size_t width, char* out) {
   return out;
 }
 
+// A field tag as protobuf accepts one: a varint of at most 5 bytes
+// (protobuf reads tags as 32-bit varints and fails on a longer one, even a
+// zero-padded one) whose value fits in 32 bits (field numbers end at
+// 2^29 - 1) and names a field >= 1. Protobuf fails the whole parse on any
+// other tag, so our decoders do too, rather than read `tag >> 3` cut to 32
+// bits as some other field. `bytes` is the varint's encoded length.
+inline constexpr size_t kMaxTagBytes = 5;  // also protobuf's size limit
+inline constexpr bool IsValidTag(uint64_t tag, uint64_t bytes) {
+  return bytes <= kMaxTagBytes && tag <= 0xffffffffu && (tag >> 3) != 0;
+}
+
 enum class VarintResult { kOk, kTruncated, kOverflow };
 
 // Decodes a varint from [p, end). On kOk, *out is set and *p advanced.
