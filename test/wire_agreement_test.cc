@@ -248,5 +248,39 @@ TEST(LiteralWire, TagOver32BitsIsRefusedByTheScanAndTheDecoder) {
   EXPECT_THAT(d.message(), testing::HasSubstr("(over 32 bits)"));
 }
 
+TEST(LiteralWire, ShapeOccurrencesMergeButEachMustBeWellFormed) {
+  // shape (0a) twice: {element_type: F32} and {dimensions: 3} merge into
+  // F32[3], as protobuf merges them.
+  const std::string merged("\x0a\x02\x10\x0b\x0a\x02\x18\x03", 8);
+  xla::LiteralProto proto;
+  ASSERT_TRUE(proto.ParseFromString(merged));
+  EXPECT_EQ(proto.shape().element_type(), xla::F32);
+  EXPECT_EQ(proto.shape().dimensions_size(), 1);
+  MemorySource src(merged);
+  absl::StatusOr<LiteralScan> scan =
+      ScanLiteralBody(src, merged.size(), Frame{"input", 0, "body"});
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  EXPECT_EQ(scan->shape.ToString(), "F32[3]");
+
+  // The tag of element_type (10) ends the first occurrence and its value
+  // (0b) starts the second: concatenated they read F32, but protobuf parses
+  // each occurrence by itself and refuses the first.
+  const std::string split("\x0a\x01\x10\x0a\x01\x0b", 6);
+  EXPECT_FALSE(proto.ParseFromString(split));
+  MemorySource split_src(split);
+  scan = ScanLiteralBody(split_src, split.size(), Frame{"input", 0, "body"});
+  EXPECT_EQ(scan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(scan.status().message(),
+              testing::HasSubstr("input 0 shape: expected a well-formed "
+                                 "shape field 2"));
+  EXPECT_THAT(scan.status().message(), testing::HasSubstr("(at byte 2)"));
+  MemorySource dec_src(split);
+  std::string npy;
+  StringSink sink(&npy);
+  absl::Status d = DecodeLiteralToNpy(dec_src, split.size(),
+                                      Frame{"input", 0, "body"}, sink);
+  EXPECT_THAT(d.message(), testing::HasSubstr("input 0 shape: expected"));
+}
+
 }  // namespace
 }  // namespace decomposed

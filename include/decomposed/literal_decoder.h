@@ -345,6 +345,7 @@ absl::StatusOr<LiteralPlan> PlanLiteral(S& src,
                                         const Frame& frame) {
   LiteralPlan plan;
   std::string shape_bytes;
+  std::vector<ShapePart> shape_parts;
   absl::Status st = internal::WalkRecords(
       src, ranges, frame, [&](internal::WireRecord& r) -> absl::Status {
         ++plan.records;
@@ -364,6 +365,7 @@ absl::StatusOr<LiteralPlan> PlanLiteral(S& src,
             return s;
           }
           shape_bytes += part;
+          shape_parts.push_back({part.size(), r.offset});
           return absl::OkStatus();
         }
         if (r.field == 10 && r.wire_type == wire::kLen) {
@@ -407,9 +409,9 @@ absl::StatusOr<LiteralPlan> PlanLiteral(S& src,
       });
   if (!st.ok()) return st;
   if (plan.has_shape) {
-    absl::StatusOr<Shape> s = ParseShape(
-        shape_bytes, Frame{frame.region, frame.index, "shape"},
-        plan.shape_offset);
+    absl::StatusOr<Shape> s =
+        ParseShapeParts(shape_bytes, shape_parts,
+                        Frame{frame.region, frame.index, "shape"});
     if (!s.ok()) return s.status();
     plan.shape = *std::move(s);
   }

@@ -95,6 +95,7 @@ absl::StatusOr<LiteralScan> ScanLiteralBody(S& src, uint64_t length,
   const uint64_t end = start + length;
   if (absl::Status s = CheckHeld(src, length, frame); !s.ok()) return s;
   std::string shape_bytes;
+  std::vector<ShapePart> shape_parts;
   while (src.position() < end) {
     uint64_t off = src.position();
     uint64_t tag;
@@ -161,6 +162,7 @@ absl::StatusOr<LiteralScan> ScanLiteralBody(S& src, uint64_t length,
             return s;
           }
           shape_bytes += part;
+          shape_parts.push_back({part.size(), r.offset});
           continue;
         }
         if (absl::Status s = SkipBytes(src, v, frame); !s.ok()) return s;
@@ -190,8 +192,8 @@ absl::StatusOr<LiteralScan> ScanLiteralBody(S& src, uint64_t length,
   }
   if (scan.has_shape) {
     absl::StatusOr<Shape> s =
-        ParseShape(shape_bytes, Frame{frame.region, frame.index, "shape"},
-                   scan.shape_offset);
+        ParseShapeParts(shape_bytes, shape_parts,
+                        Frame{frame.region, frame.index, "shape"});
     if (!s.ok()) return s.status();
     scan.shape = *std::move(s);
   }

@@ -374,6 +374,31 @@ inline absl::StatusOr<Shape> ParseShape(std::string_view bytes,
   return s;
 }
 
+// A message's `shape` field may occur more than once. Protobuf parses each
+// occurrence by itself and merges them, which is parsing their
+// concatenation once each occurrence is well-formed on its own (a field
+// may not start in one and end in the next). `bytes` holds the
+// occurrences back to back; ShapePart gives each one's size and stream
+// offset (for messages).
+struct ShapePart {
+  size_t size = 0;
+  uint64_t offset = 0;
+};
+inline absl::StatusOr<Shape> ParseShapeParts(
+    std::string_view bytes, const std::vector<ShapePart>& parts,
+    const Frame& frame) {
+  if (parts.size() > 1) {
+    size_t at = 0;
+    for (const ShapePart& part : parts) {
+      absl::StatusOr<Shape> one =
+          ParseShape(bytes.substr(at, part.size), frame, part.offset);
+      if (!one.ok()) return one.status();
+      at += part.size;
+    }
+  }
+  return ParseShape(bytes, frame, parts.empty() ? 0 : parts[0].offset);
+}
+
 // Number of elements of an array shape, checked against kMaxElementCount
 // and the 64-bit range (with `element_bytes`). Negative dims are rejected.
 inline absl::StatusOr<uint64_t> ElementCount(const Shape& s,
