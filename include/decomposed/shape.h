@@ -72,7 +72,7 @@ namespace internal {
 inline bool ReadSize(const char** p, const char* end, uint64_t* len) {
   const char* start = *p;
   return wire::ReadVarint(p, end, len) == wire::VarintResult::kOk &&
-         *p - start <= static_cast<ptrdiff_t>(wire::kMaxTagBytes) &&
+         *p - start <= static_cast<ptrdiff_t>(wire::kMaxSizeBytes) &&
          *len <= static_cast<uint64_t>(end - *p);
 }
 

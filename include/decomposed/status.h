@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/internal/wire.h"
 
 namespace decomposed {
 
@@ -71,7 +72,7 @@ inline absl::Status BadTagError(const Frame& frame, uint64_t offset,
   std::string found;
   if (tag >> 32) {
     found = absl::StrCat("tag ", tag, " (over 32 bits)");
-  } else if (bytes > 5) {
+  } else if (bytes > wire::kMaxTagBytes) {
     found = absl::StrCat("tag ", tag, " encoded in ", bytes, " bytes");
   } else {
     found = "field number 0";
@@ -79,7 +80,7 @@ inline absl::Status BadTagError(const Frame& frame, uint64_t offset,
   return FrameError(
       absl::StatusCode::kInvalidArgument, frame, offset,
       absl::StrCat(Sv(message), " field tag (field 1 to 2^29-1, at most ",
-                   "5 bytes)"),
+                   wire::kMaxTagBytes, " bytes)"),
       found);
 }
 

@@ -61,7 +61,10 @@ inline char* WriteVarintPadded(uint64_t v, size_t width, char* out) {
 // 2^29 - 1) and names a field >= 1. Protobuf fails the whole parse on any
 // other tag, so our decoders do too, rather than read `tag >> 3` cut to 32
 // bits as some other field. `bytes` is the varint's encoded length.
-inline constexpr size_t kMaxTagBytes = 5;  // also protobuf's size limit
+inline constexpr size_t kMaxTagBytes = 5;
+// Protobuf reads the size of a length-delimited field as a 32-bit varint
+// too: at most 5 bytes (see ReadSize in shape.h).
+inline constexpr size_t kMaxSizeBytes = 5;
 inline constexpr bool IsValidTag(uint64_t tag, uint64_t bytes) {
   return bytes <= kMaxTagBytes && tag <= 0xffffffffu && (tag >> 3) != 0;
 }
