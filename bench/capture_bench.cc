@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/byte_sink.h"
+#include "decomposed/io/byte_sink.h"
 #include "decomposed/capture/bundle_writer.h"
 
 namespace {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "decomposed/box.h"
-#include "decomposed/byte_sink.h"
-#include "decomposed/byte_source.h"
-#include "decomposed/framing.h"
+#include "decomposed/container/box.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/container/framing.h"
 #include "decomposed/proto/xla_data.pb.h"
 
 namespace decomposed {

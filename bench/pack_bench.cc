@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "decomposed/npy.h"
-#include "decomposed/producer.h"
+#include "decomposed/npy/npy.h"
+#include "decomposed/snapshot/producer.h"
 
 extern char** environ;
 

@@ -30,13 +30,13 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "decomposed/box.h"
-#include "decomposed/byte_sink.h"
-#include "decomposed/framing.h"
-#include "decomposed/internal/wire.h"
-#include "decomposed/npy.h"
+#include "decomposed/container/box.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/wire/wire.h"
+#include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 //   LayoutProto.tail_padding_alignment_in_elements = field 16, varint:
 //              tag (16<<3)|0 = 128 = varint 80 01
 //   varint: 7 bits per byte, low group first, 0x80 = "more follows".
-#include "decomposed/box.h"
+#include "decomposed/container/box.h"
 
 #include <random>
 #include <string>

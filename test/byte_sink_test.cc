@@ -1,6 +1,6 @@
 // Byte sinks: memory, ostream, fd (buffered and direct writes, write
 // errors) and the atomic file sink (temp file + rename on commit).
-#include "decomposed/byte_sink.h"
+#include "decomposed/io/byte_sink.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"

@@ -1,6 +1,6 @@
 // Byte sources: every source type reads the same files to the same result,
 // through the whole-file reader, with truncation and injected faults.
-#include "decomposed/byte_source.h"
+#include "decomposed/io/byte_source.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 #include "decomposed/testing/fault_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

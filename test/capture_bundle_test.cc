@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/byte_sink.h"
+#include "decomposed/io/byte_sink.h"
 #include "decomposed/capture/bundle_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/framing.h"
-#include "decomposed/producer.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/snapshot/producer.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "gtest/gtest.h"
 

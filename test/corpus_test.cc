@@ -15,9 +15,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_split.h"
-#include "decomposed/inspect.h"
-#include "decomposed/unpack.h"
-#include "decomposed/verify.h"
+#include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/unpack.h"
+#include "decomposed/snapshot/verify.h"
 #include "gtest/gtest.h"
 
 namespace decomposed {

@@ -1,6 +1,6 @@
 // Directory creation shared by the writers (internal/dirs.h), and the
 // writers that use it: any path shape gives a status, never a crash.
-#include "decomposed/internal/dirs.h"
+#include "decomposed/io/dirs.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 //
 // Boxes below are minimal boxes `[2+n] 3a [n] <varint>` (see box_test.cc):
 // a value v < 128 is `03 3a 01 v`.
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 
 #include <string>
 #include <vector>

@@ -28,7 +28,7 @@
 //   @183 box(1)    output count
 //   @187 box(44)   @191 output 0 (44)
 //   @235 end
-#include "decomposed/inspect.h"
+#include "decomposed/snapshot/inspect.h"
 
 #include <string>
 

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/box.h"
-#include "decomposed/byte_sink.h"
-#include "decomposed/byte_source.h"
-#include "decomposed/framing.h"
+#include "decomposed/container/box.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/container/framing.h"
 #include "decomposed/limits.h"
-#include "decomposed/literal_scan.h"
-#include "decomposed/npy.h"
-#include "decomposed/shape.h"
+#include "decomposed/xla/literal_scan.h"
+#include "decomposed/npy/npy.h"
+#include "decomposed/xla/shape.h"
 #include "gtest/gtest.h"
 
 namespace decomposed {

@@ -1,4 +1,4 @@
-#include "decomposed/literal_decoder.h"
+#include "decomposed/xla/literal_decoder.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

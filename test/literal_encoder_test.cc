@@ -1,4 +1,4 @@
-#include "decomposed/literal_encoder.h"
+#include "decomposed/xla/literal_encoder.h"
 
 #include <cstring>
 #include <string>

@@ -1,4 +1,4 @@
-#include "decomposed/npy_reader.h"
+#include "decomposed/npy/npy_reader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "decomposed/npy_sink.h"
+#include "decomposed/npy/npy_sink.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "decomposed/producer.h"
+#include "decomposed/snapshot/producer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/framing.h"
-#include "decomposed/npy.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "gtest/gtest.h"
 #include "test_literals.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 
 namespace decomposed::test {
 

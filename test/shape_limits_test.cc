@@ -2,7 +2,7 @@
 // records merge, so counts are bounded in total, not per record.
 #include <string>
 
-#include "decomposed/shape.h"
+#include "decomposed/xla/shape.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "decomposed/primitive_type.h"
+#include "decomposed/xla/primitive_type.h"
 #include "decomposed/proto/hlo.pb.h"
 
 namespace decomposed::testing {

@@ -1,4 +1,4 @@
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "decomposed/verify.h"
+#include "decomposed/snapshot/verify.h"
 
 #include <sys/stat.h>
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/framing.h"
-#include "decomposed/producer.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/snapshot/producer.h"
 #include "google/protobuf/stubs/common.h"
 #include "gtest/gtest.h"
 

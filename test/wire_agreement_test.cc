@@ -4,12 +4,12 @@
 // case also asks protobuf itself.
 #include <string>
 
-#include "decomposed/byte_sink.h"
-#include "decomposed/byte_source.h"
-#include "decomposed/literal_decoder.h"
-#include "decomposed/literal_scan.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/xla/literal_scan.h"
 #include "decomposed/proto/xla_data.pb.h"
-#include "decomposed/shape.h"
+#include "decomposed/xla/shape.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "command.h"
-#include "decomposed/inspect.h"
+#include "decomposed/snapshot/inspect.h"
 
 namespace decomposed::cli {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "command.h"
 #include "progress.h"
-#include "decomposed/producer.h"
+#include "decomposed/snapshot/producer.h"
 
 namespace decomposed::cli {
 namespace {

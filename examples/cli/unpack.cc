@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "command.h"
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 
 namespace decomposed::cli {
 namespace {

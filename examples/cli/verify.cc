@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "command.h"
-#include "decomposed/verify.h"
+#include "decomposed/snapshot/verify.h"
 
 namespace decomposed::cli {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

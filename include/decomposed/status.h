@@ -27,7 +27,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "decomposed/internal/wire.h"
 
 namespace decomposed {
 
@@ -61,27 +60,6 @@ inline absl::Status FrameError(absl::StatusCode code, const Frame& frame,
   return absl::Status(code, absl::StrCat(frame.str(), ": expected ", Sv(expected),
                                          ", found ", Sv(found), " (at byte ",
                                          offset, ")"));
-}
-
-// A field tag protobuf refuses (see wire::IsValidTag): field number 0, a
-// tag over 32 bits, or one encoded in more than 5 bytes. `message` names
-// the message, as in "a ShapeProto"; `bytes` is the tag's encoded length.
-inline absl::Status BadTagError(const Frame& frame, uint64_t offset,
-                                std::string_view message, uint64_t tag,
-                                uint64_t bytes) {
-  std::string found;
-  if (tag >> 32) {
-    found = absl::StrCat("tag ", tag, " (over 32 bits)");
-  } else if (bytes > wire::kMaxTagBytes) {
-    found = absl::StrCat("tag ", tag, " encoded in ", bytes, " bytes");
-  } else {
-    found = "field number 0";
-  }
-  return FrameError(
-      absl::StatusCode::kInvalidArgument, frame, offset,
-      absl::StrCat(Sv(message), " field tag (field 1 to 2^29-1, at most ",
-                   wire::kMaxTagBytes, " bytes)"),
-      found);
 }
 
 // A declared size that the source does not hold (kOutOfRange):

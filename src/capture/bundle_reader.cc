@@ -15,9 +15,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "decomposed/byte_source.h"
+#include "decomposed/io/byte_source.h"
 #include "decomposed/limits.h"
-#include "decomposed/npy.h"
+#include "decomposed/npy/npy.h"
 #include "decomposed/status.h"
 
 namespace decomposed::capture {

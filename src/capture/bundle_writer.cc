@@ -1,6 +1,6 @@
 #include "decomposed/capture/bundle_writer.h"
 
-#include "decomposed/internal/dirs.h"
+#include "decomposed/io/dirs.h"
 
 #include <dirent.h>
 #include <fcntl.h>

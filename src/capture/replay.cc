@@ -1,6 +1,6 @@
 #include "decomposed/capture/replay.h"
 
-#include "decomposed/internal/dirs.h"
+#include "decomposed/io/dirs.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -11,16 +11,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "decomposed/byte_source.h"
+#include "decomposed/io/byte_source.h"
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
 #include "decomposed/capture/torch_dtype.h"
-#include "decomposed/literal_encoder.h"
-#include "decomposed/npy.h"
-#include "decomposed/primitive_type.h"
-#include "decomposed/producer.h"
+#include "decomposed/xla/literal_encoder.h"
+#include "decomposed/npy/npy.h"
+#include "decomposed/xla/primitive_type.h"
+#include "decomposed/snapshot/producer.h"
 #include "decomposed/status.h"
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 
 namespace decomposed::capture {
 

@@ -2,8 +2,8 @@
 // Prints "inputs=N outputs=M snapshot=L" and exits 0, or the error and 1.
 #include <iostream>
 
-#include "decomposed/byte_source.h"
-#include "decomposed/framing.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/container/framing.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

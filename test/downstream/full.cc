@@ -4,8 +4,8 @@
 #include <iostream>
 #include <string>
 
-#include "decomposed/framing.h"
-#include "decomposed/inspect.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/snapshot/inspect.h"
 #include "decomposed/proto/hlo.pb.h"
 
 int main(int argc, char** argv) {

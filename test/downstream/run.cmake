@@ -21,7 +21,7 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f include/decomposed/box.h include/decomposed/proto/hlo.pb.h
+foreach(f include/decomposed/container/box.h include/decomposed/proto/hlo.pb.h
           lib/cmake/decomposed/decomposedConfig.cmake bin/decomposed)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "install did not produce ${f}")

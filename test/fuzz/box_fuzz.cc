@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "decomposed/box.h"
+#include "decomposed/container/box.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

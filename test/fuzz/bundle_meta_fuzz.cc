@@ -1,4 +1,3 @@
-// fuzz-requires: decomposed/capture/bundle_reader.h
 // libFuzzer target: the bundle reader's meta.json and tensor checks
 // (OpenBundle + VerifyBundle + StreamTensor). The input is split at the
 // first "\0\0": the part before is written as meta.json, the part after as

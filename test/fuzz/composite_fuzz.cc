@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

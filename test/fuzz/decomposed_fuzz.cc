@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "decomposed/framing.h"
+#include "decomposed/container/framing.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "decomposed/byte_source.h"
-#include "decomposed/framing.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/container/framing.h"
 #include "decomposed/limits.h"
-#include "decomposed/literal_scan.h"
-#include "decomposed/shape.h"
+#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/shape.h"
 
 namespace decomposed::fuzz {
 

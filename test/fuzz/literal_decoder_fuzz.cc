@@ -1,4 +1,3 @@
-// fuzz-requires: decomposed/literal_decoder.h
 // libFuzzer target: the streaming LiteralProto -> .npy decoder
 // (DecodeLiteralToNpy) into a memory sink. Byte 0 chooses a split point:
 // the body is decoded once as one range and once as two ranges whose
@@ -10,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "decomposed/literal_decoder.h"
-#include "decomposed/npy.h"
+#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/npy/npy.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

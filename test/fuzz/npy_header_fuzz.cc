@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "decomposed/npy.h"
+#include "decomposed/npy/npy.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

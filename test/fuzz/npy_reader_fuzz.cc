@@ -1,4 +1,3 @@
-// fuzz-requires: decomposed/npy_reader.h
 // libFuzzer target: the streaming .npy reader (ReadNpyArrayHeader +
 // ForEachNpyDataChunk). Byte 0 picks options (big-endian allowed, trailing
 // data rejected, a true dtype BF16 for void descrs). Read from a sized
@@ -10,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "decomposed/npy_reader.h"
+#include "decomposed/npy/npy_reader.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

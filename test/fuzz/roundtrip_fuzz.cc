@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/byte_sink.h"
-#include "decomposed/framing.h"
-#include "decomposed/literal_scan.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/xla/literal_scan.h"
 #include "decomposed/proto/xla_data.pb.h"
 #include "fuzz_util.h"
 

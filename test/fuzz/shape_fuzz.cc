@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "decomposed/proto/xla_data.pb.h"
-#include "decomposed/shape.h"
+#include "decomposed/xla/shape.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <string>
 
-#include "decomposed/literal_scan.h"
+#include "decomposed/xla/literal_scan.h"
 #include "google/protobuf/stubs/logging.h"
 #include "decomposed/proto/hlo.pb.h"
-#include "decomposed/shape.h"
+#include "decomposed/xla/shape.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

@@ -1,4 +1,3 @@
-// fuzz-requires: decomposed/unpack.h
 // libFuzzer target: the snapshot-unpack option parser
 // (ParseUnpackCommandLine). The input is split at NUL bytes into at most 16
 // arguments. A success names exactly one input file (unless -help) and a
@@ -8,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decomposed/unpack.h"
+#include "decomposed/snapshot/unpack.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;

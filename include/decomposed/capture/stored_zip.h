@@ -29,7 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "decomposed/byte_sink.h"
+#include "decomposed/io/byte_sink.h"
 #include "decomposed/status.h"
 
 namespace decomposed::capture {

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "decomposed/primitive_type.h"
+#include "decomposed/xla/primitive_type.h"
 
 namespace decomposed::capture {
 

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <utility>
 
-#include "decomposed/byte_source.h"
+#include "decomposed/io/byte_source.h"
 
 namespace decomposed::testing {
 

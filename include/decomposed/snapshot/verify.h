@@ -1,0 +1,82 @@
+// Verify: full structural and literal validation of a decomposed or classic
+// snapshot file, everything Unpack (unpack.h) would check, without writing
+// anything.
+//
+// Checked, in file order:
+//   decomposed  region [0]: its length box, that the bytes are held, that
+//               they parse as an HloSnapshot (protobuf, as snapshot-unpack
+//               does) whose hlo.hlo_module parses; region [1] and, when
+//               present, region [2]: every count and length box, and every
+//               literal body decoded with DecodeLiteralToNpy (the unpack
+//               decoder) into a NullSink: XLA's CreateFromProto rules
+//               (shape, layout, exact element counts, loadable types);
+//               then that nothing follows region [2].
+//   snapshot    the top-level HloSnapshot records; the non-literal fields
+//               parse as an HloSnapshot with a module; every `arguments`
+//               literal; and `result` (each top-level tuple element when it
+//               is a TUPLE, as snapshot-unpack dumps it).
+// A broken literal is one problem and checking goes on with the next one
+// (the framing around it is intact); a framing error (a bad box, a length
+// past the end, trailing data) ends the walk, since nothing after it can be
+// located.
+//
+// Every problem carries the status message (frame, expected, found, "at
+// byte N"), its code, and the frame name and byte offset split out.
+//
+// Example:
+//   absl::StatusOr<decomposed::VerifyReport> r =
+//       decomposed::VerifyFile("x.decomposed_hlo_snapshot", {});
+//   for (const auto& p : r->problems) std::cerr << p.message << "\n";
+#ifndef DECOMPOSED_SNAPSHOT_VERIFY_H_
+#define DECOMPOSED_SNAPSHOT_VERIFY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "decomposed/container/box.h"
+#include "nlohmann/json.hpp"
+
+namespace decomposed {
+
+struct VerifyProblem {
+  absl::StatusCode code = absl::StatusCode::kUnknown;
+  std::string frame;       // "input 3 body", "snapshot length box", ...
+  std::optional<uint64_t> offset;  // byte offset in the file, when known
+  std::string message;     // the full status message
+};
+
+struct VerifyReport {
+  std::string path;
+  std::string type;        // "decomposed" or "snapshot"
+  uint64_t inputs = 0;     // literals checked in region [1] / arguments
+  std::optional<uint64_t> outputs;  // region [2] / result elements
+  std::vector<VerifyProblem> problems;
+  bool valid() const { return problems.empty(); }
+};
+
+struct VerifyOptions {
+  // "auto" (DetectSnapshotType), "decomposed" or "snapshot".
+  std::string snapshot_type = "auto";
+  BoxReadOptions box;
+};
+
+// Verifies one file. The StatusOr is an error only when the file cannot be
+// opened or the options are bad; problems in the file are in the report.
+absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
+                                        const VerifyOptions& options = {});
+
+// {"file", "type", "valid", "inputs", "outputs", "problems": [{"frame",
+// "offset", "code", "message"}]}.
+nlohmann::ordered_json VerifyReportJson(const VerifyReport& report);
+
+// Splits a status into a problem (frame = text before the first ": ",
+// offset = the number after "at byte ").
+VerifyProblem ProblemFromStatus(const absl::Status& s);
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_SNAPSHOT_VERIFY_H_

@@ -1,0 +1,2 @@
+// Shadows the real header for the standalone compile of the codec layers.
+#error "a header-only codec layer includes nlohmann/json.hpp (docs/architecture.md: the codec needs Abseil alone)"
