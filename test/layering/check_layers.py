@@ -23,6 +23,7 @@ BELOW = {
     "npy": ["xla", "wire", "io", "base"],
     "snapshot": ["container", "npy", "xla", "wire", "io", "base"],
     "capture": ["snapshot", "container", "npy", "xla", "wire", "io", "base"],
+    "analysis": ["capture", "snapshot", "container", "npy", "xla", "wire", "io", "base"],
 }
 CODEC = {"base", "io", "wire", "xla", "container"}
 FOREIGN = re.compile(r"^(nlohmann/|google/protobuf/|decomposed/proto/|zlib\.h|pybind11/)")

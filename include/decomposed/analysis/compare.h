@@ -1,0 +1,404 @@
+// Element-wise comparison of two arrays, streamed chunk by chunk, with the
+// closeness rules people already use (torch.testing.assert_close, NumPy's
+// isclose, XLA's ErrorSpec) and the metrics an accuracy debugger reads: how
+// many elements mismatch, the largest absolute and relative errors and where
+// they are, mean absolute and RMS error, cosine similarity, NaN and Inf
+// counts, and the first few mismatches. Memory is O(show), whatever the size
+// of the arrays. docs/compare.md has the rules in full.
+//
+// Elements arrive in logical row-major order in the literal codec's output
+// form (xla/element_value.h): both arrays are fed the same number of
+// elements in step, through Add(). The arrays may be fed in chunks of any
+// size.
+//
+// Rules (a = actual, e = expected; NaN pairs and equal infinities below hold
+// in every mode):
+//   kTorch  close when a == e, or |a - e| is finite and <= atol + |rtol * e|,
+//           computed in f64 (complex128 for complex, exact for integers and
+//           bool), as torch.isclose does after assert_close promotes both
+//           sides. Defaults per type: DefaultTolerance().
+//   kNumpy  numpy.isclose(a, e, rtol, atol): both finite and
+//           |a - e| <= atol + rtol * |e|, else a == e; computed in the
+//           precision NumPy uses for the type: float16 arithmetic for F16,
+//           float32 for F32 and C64, float64 for F64, C128, integers and
+//           bool; BF16 and the minifloats as float32 (the upcast a NumPy
+//           user makes, as NumPy has no such types).
+//   kXla    a mismatch only when abs error > atol AND rel error > rtol
+//           (XLA's ErrorSpec), in f64; integers and bool must be equal.
+//   NaN     two NaNs (either part, for complex) match only with equal_nan;
+//           a NaN against a number always mismatches; pairs with a NaN on
+//           either side are left out of every error metric.
+//   Errors  abs = |a - e| (the modulus for complex); rel = abs / |e|, 0 when
+//           a == e, +inf when e == 0 and a != e or when either side is
+//           infinite and a != e. The first index of the
+//           largest value wins. cosine = Re(sum a * conj(e)) /
+//           sqrt(sum |a|^2 * sum |e|^2); absent when either norm is 0 or
+//           not finite. Sums are compensated (Neumaier), so metrics do not
+//           drift with the element count.
+//
+// Example:
+//   decomposed::ElementComparator c(decomposed::PrimitiveType::kF32,
+//                                   decomposed::PrimitiveType::kF32,
+//                                   decomposed::ResolveTolerance(
+//                                       options, kF32, kF32),
+//                                   /*show=*/5);
+//   c.Add(expected_bytes, actual_bytes, n);      // as often as needed
+//   decomposed::CompareMetrics m = c.Finish();   // m.mismatches, ...
+#ifndef DECOMPOSED_ANALYSIS_COMPARE_H_
+#define DECOMPOSED_ANALYSIS_COMPARE_H_
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "decomposed/xla/element_value.h"
+#include "decomposed/xla/primitive_type.h"
+
+namespace decomposed {
+
+enum class CompareMode : uint8_t { kTorch, kNumpy, kXla };
+
+inline std::string_view CompareModeName(CompareMode m) {
+  switch (m) {
+    case CompareMode::kTorch: return "torch";
+    case CompareMode::kNumpy: return "numpy";
+    case CompareMode::kXla: return "xla";
+  }
+  return "?";
+}
+inline std::optional<CompareMode> CompareModeFromName(std::string_view n) {
+  if (n == "torch") return CompareMode::kTorch;
+  if (n == "numpy") return CompareMode::kNumpy;
+  if (n == "xla") return CompareMode::kXla;
+  return std::nullopt;
+}
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+  bool equal_nan = false;
+};
+
+// What the user asked for; unset values take the mode's default.
+struct CompareOptions {
+  CompareMode mode = CompareMode::kTorch;
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  bool equal_nan = false;
+  size_t show = 5;                     // first mismatches to keep per tensor
+  bool allow_dtype_mismatch = false;   // compare different types in f64
+};
+
+// The mode's default tolerance for one type:
+//   torch: assert_close's table: BF16 (1.6e-2, 1e-5), F16 (1e-3, 1e-5),
+//          F32 and C64 (1.3e-6, 1e-5), F64 and C128 (1e-7, 1e-7); every
+//          other float type (the minifloats) as BF16; integers and bool 0.
+//   numpy: (1e-5, 1e-8) for every type.
+//   xla:   (1e-3, 1e-3) for floats; integers and bool exact.
+inline Tolerance DefaultTolerance(CompareMode mode, PrimitiveType t) {
+  const ElementKind k = KindOf(t);
+  const bool is_float = k == ElementKind::kReal || k == ElementKind::kComplex;
+  switch (mode) {
+    case CompareMode::kNumpy:
+      return {1e-5, 1e-8, false};
+    case CompareMode::kXla:
+      if (!is_float) return {0, 0, false};
+      return {1e-3, 1e-3, false};
+    case CompareMode::kTorch:
+      break;
+  }
+  switch (t) {
+    case PrimitiveType::kF16: return {1e-3, 1e-5, false};
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64: return {1.3e-6, 1e-5, false};
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128: return {1e-7, 1e-7, false};
+    default: break;
+  }
+  if (is_float) return {1.6e-2, 1e-5, false};
+  return {0, 0, false};
+}
+
+// The tolerance for comparing `expected` with `actual`: the defaults of the
+// two types (the larger of each, as assert_close does for mixed types),
+// overridden by what `o` sets.
+inline Tolerance ResolveTolerance(const CompareOptions& o, PrimitiveType expected,
+                                  PrimitiveType actual) {
+  Tolerance a = DefaultTolerance(o.mode, expected);
+  Tolerance b = DefaultTolerance(o.mode, actual);
+  Tolerance t{std::max(a.rtol, b.rtol), std::max(a.atol, b.atol), o.equal_nan};
+  if (o.rtol) t.rtol = *o.rtol;
+  if (o.atol) t.atol = *o.atol;
+  return t;
+}
+
+// One mismatching element: its linear (row-major) index and both values
+// (for complex, re and im; for the others im is 0).
+struct ElementMismatch {
+  uint64_t index = 0;
+  Complex expected;
+  Complex actual;
+};
+
+struct CompareMetrics {
+  uint64_t elements = 0;
+  uint64_t mismatches = 0;
+  // Absent when no pair without a NaN was seen.
+  std::optional<double> max_abs_error;
+  uint64_t max_abs_error_index = 0;
+  std::optional<double> max_rel_error;
+  uint64_t max_rel_error_index = 0;
+  std::optional<double> mean_abs_error;
+  std::optional<double> rms_error;
+  std::optional<double> cosine;
+  uint64_t expected_nan = 0, actual_nan = 0;
+  uint64_t expected_inf = 0, actual_inf = 0;
+  std::vector<ElementMismatch> first_mismatches;
+};
+
+namespace internal {
+
+// Neumaier's compensated sum.
+struct CompensatedSum {
+  double sum = 0;
+  double c = 0;
+  void Add(double x) {
+    double t = sum + x;
+    if (std::fabs(sum) >= std::fabs(x)) {
+      c += (sum - t) + x;
+    } else {
+      c += (x - t) + sum;
+    }
+    sum = t;
+  }
+  double value() const { return sum + c; }
+};
+
+// IEEE binary16 rounding (to nearest, ties to even) of a double, as NumPy's
+// npy_double_to_half / npy_float_to_half do: returns the nearest half's
+// value as a float (exact: halves are floats).
+inline float RoundToHalf(double f) {
+  if (std::isnan(f) || std::isinf(f)) return static_cast<float>(f);
+  double a = std::fabs(f);
+  if (a >= 65520.0) return std::copysign(std::numeric_limits<float>::infinity(), static_cast<float>(f));
+  int exp;
+  std::frexp(a, &exp);  // a = m * 2^exp, m in [0.5, 1)
+  // Halves have 11 significant bits for normals (a >= 2^-14, so exp >= -13)
+  // and a fixed quantum of 2^-24 for subnormals.
+  int quantum_exp = exp >= -13 ? exp - 11 : -24;
+  double q = std::ldexp(1.0, quantum_exp);
+  double r = std::nearbyint(a / q) * q;  // default rounding: nearest even
+  return static_cast<float>(std::copysign(r, f));
+}
+
+}  // namespace internal
+
+class ElementComparator {
+ public:
+  // Compares arrays of `expected_type` and `actual_type` (equal unless the
+  // caller allows a mismatch, in which case both are read as f64 / complex
+  // and the torch and numpy rules run in f64). `mode` picks the rule.
+  ElementComparator(CompareMode mode, PrimitiveType expected_type,
+                    PrimitiveType actual_type, Tolerance tol, size_t show)
+      : mode_(mode),
+        et_(expected_type),
+        at_(actual_type),
+        eb_(Info(expected_type).element_bytes),
+        ab_(Info(actual_type).element_bytes),
+        tol_(tol),
+        show_(show) {
+    const ElementKind ek = KindOf(et_), ak = KindOf(at_);
+    complex_ = ek == ElementKind::kComplex || ak == ElementKind::kComplex;
+    exact_ints_ = et_ == at_ && ek != ElementKind::kReal &&
+                  ek != ElementKind::kComplex &&
+                  (mode_ != CompareMode::kNumpy) &&
+                  !(mode_ == CompareMode::kTorch && (tol_.rtol != 0 || tol_.atol != 0));
+    precision_ = Precision::kDouble;
+    if (mode_ == CompareMode::kNumpy && et_ == at_) {
+      if (et_ == PrimitiveType::kF16) {
+        precision_ = Precision::kHalf;
+      } else if (et_ == PrimitiveType::kF32 || et_ == PrimitiveType::kC64 ||
+                 (ek == ElementKind::kReal && et_ != PrimitiveType::kF64)) {
+        precision_ = Precision::kFloat;
+      }
+    }
+  }
+
+  // Feeds `n` elements of each array. `expected` and `actual` point at
+  // n * element-size bytes each.
+  void Add(const char* expected, const char* actual, uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i) {
+      One(expected + i * eb_, actual + i * ab_);
+    }
+  }
+
+  CompareMetrics Finish() {
+    m_.elements = index_;
+    if (count_ > 0) {
+      m_.max_abs_error = max_abs_;
+      m_.max_rel_error = max_rel_;
+      m_.mean_abs_error = abs_sum_.value() / static_cast<double>(count_);
+      m_.rms_error = std::sqrt(sq_sum_.value() / static_cast<double>(count_));
+      double ee = e_sq_.value(), aa = a_sq_.value();
+      double denom = std::sqrt(ee) * std::sqrt(aa);
+      if (ee > 0 && aa > 0 && std::isfinite(denom)) {
+        double c = dot_.value() / denom;
+        if (std::isfinite(c)) m_.cosine = c;
+      }
+    }
+    return m_;
+  }
+
+ private:
+  enum class Precision : uint8_t { kDouble, kFloat, kHalf };
+
+  Complex Value(PrimitiveType t, const char* p) const {
+    if (KindOf(t) == ElementKind::kComplex) return ComplexValue(t, p);
+    return {RealValue(t, p), 0};
+  }
+  static bool IsNan(const Complex& z) { return std::isnan(z.re) || std::isnan(z.im); }
+  static bool IsInf(const Complex& z) {
+    return !IsNan(z) && (std::isinf(z.re) || std::isinf(z.im));
+  }
+  static double Abs(const Complex& z) {
+    return z.im == 0 ? std::fabs(z.re) : std::hypot(z.re, z.im);
+  }
+
+  bool ExactIntsEqual(const char* e, const char* a) const {
+    if (KindOf(et_) == ElementKind::kSigned) return SignedValue(et_, e) == SignedValue(at_, a);
+    return UnsignedValue(et_, e) == UnsignedValue(at_, a);
+  }
+
+  // numpy.isclose's within_tol for finite values, in the precision NumPy
+  // computes it for this type.
+  bool NumpyWithin(const Complex& a, const Complex& e) const {
+    switch (precision_) {
+      case Precision::kHalf: {
+        using internal::RoundToHalf;
+        float d = RoundToHalf(static_cast<float>(a.re) - static_cast<float>(e.re));
+        float rt = RoundToHalf(tol_.rtol);
+        float at = RoundToHalf(tol_.atol);
+        float rhs = RoundToHalf(at + RoundToHalf(rt * std::fabs(static_cast<float>(e.re))));
+        return std::fabs(d) <= rhs;
+      }
+      case Precision::kFloat: {
+        float rt = static_cast<float>(tol_.rtol), at = static_cast<float>(tol_.atol);
+        if (complex_) {
+          float dr = static_cast<float>(a.re) - static_cast<float>(e.re);
+          float di = static_cast<float>(a.im) - static_cast<float>(e.im);
+          float ae = std::hypot(static_cast<float>(e.re), static_cast<float>(e.im));
+          return std::hypot(dr, di) <= at + rt * ae;
+        }
+        float d = static_cast<float>(a.re) - static_cast<float>(e.re);
+        return std::fabs(d) <= at + rt * std::fabs(static_cast<float>(e.re));
+      }
+      case Precision::kDouble:
+        break;
+    }
+    double d = Abs(Complex{a.re - e.re, a.im - e.im});
+    return d <= tol_.atol + tol_.rtol * Abs(e);
+  }
+
+  bool Close(const Complex& e, const Complex& a, bool e_nan, bool a_nan,
+             double abs_err, double rel_err) const {
+    if (e_nan || a_nan) return e_nan && a_nan && tol_.equal_nan;
+    const bool equal = a.re == e.re && a.im == e.im;
+    switch (mode_) {
+      case CompareMode::kTorch: {
+        if (equal) return true;
+        double allowed = tol_.atol + Abs(Complex{tol_.rtol * e.re, tol_.rtol * e.im});
+        return std::isfinite(abs_err) && abs_err <= allowed;
+      }
+      case CompareMode::kNumpy: {
+        bool finite = std::isfinite(a.re) && std::isfinite(a.im) &&
+                      std::isfinite(e.re) && std::isfinite(e.im);
+        if (!finite) return equal;
+        return NumpyWithin(a, e);
+      }
+      case CompareMode::kXla:
+        if (equal) return true;
+        return !(abs_err > tol_.atol && rel_err > tol_.rtol);
+    }
+    return false;
+  }
+
+  void One(const char* ep, const char* ap) {
+    const uint64_t index = index_++;
+    const Complex e = Value(et_, ep);
+    const Complex a = Value(at_, ap);
+    const bool e_nan = IsNan(e), a_nan = IsNan(a);
+    m_.expected_nan += e_nan;
+    m_.actual_nan += a_nan;
+    m_.expected_inf += IsInf(e);
+    m_.actual_inf += IsInf(a);
+    double abs_err = 0, rel_err = 0;
+    if (!e_nan && !a_nan) {
+      const bool equal = a.re == e.re && a.im == e.im;
+      if (!equal) {
+        abs_err = Abs(Complex{a.re - e.re, a.im - e.im});
+        // An infinity on either side makes both errors infinite (XLA's
+        // rule), where inf / inf would give NaN.
+        double ae = Abs(e);
+        rel_err = ae == 0 || std::isinf(abs_err) || std::isinf(ae)
+                      ? std::numeric_limits<double>::infinity()
+                      : abs_err / ae;
+      }
+      if (count_ == 0 || abs_err > max_abs_) {
+        max_abs_ = abs_err;
+        m_.max_abs_error_index = index;
+      }
+      if (count_ == 0 || rel_err > max_rel_) {
+        max_rel_ = rel_err;
+        m_.max_rel_error_index = index;
+      }
+      ++count_;
+      abs_sum_.Add(abs_err);
+      sq_sum_.Add(abs_err * abs_err);
+      dot_.Add(a.re * e.re + a.im * e.im);
+      e_sq_.Add(e.re * e.re + e.im * e.im);
+      a_sq_.Add(a.re * a.re + a.im * a.im);
+    }
+    bool close = exact_ints_ ? ExactIntsEqual(ep, ap)
+                             : Close(e, a, e_nan, a_nan, abs_err, rel_err);
+    if (!close) {
+      ++m_.mismatches;
+      if (m_.first_mismatches.size() < show_) {
+        m_.first_mismatches.push_back({index, e, a});
+      }
+    }
+  }
+
+  CompareMode mode_;
+  PrimitiveType et_, at_;
+  size_t eb_, ab_;
+  Tolerance tol_;
+  size_t show_;
+  bool complex_ = false;
+  bool exact_ints_ = false;
+  Precision precision_ = Precision::kDouble;
+
+  uint64_t index_ = 0;
+  uint64_t count_ = 0;  // pairs without a NaN
+  double max_abs_ = 0, max_rel_ = 0;
+  internal::CompensatedSum abs_sum_, sq_sum_, dot_, e_sq_, a_sq_;
+  CompareMetrics m_;
+};
+
+// Row-major multi-index of linear `index` in `dims` (empty for a scalar).
+inline std::vector<int64_t> UnravelIndex(uint64_t index, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out(dims.size(), 0);
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k] <= 0) break;
+    out[k] = static_cast<int64_t>(index % static_cast<uint64_t>(dims[k]));
+    index /= static_cast<uint64_t>(dims[k]);
+  }
+  return out;
+}
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_ANALYSIS_COMPARE_H_
