@@ -1,0 +1,99 @@
+// compare and stats over whole TensorSets: the library calls behind
+// `decomposed compare` and `decomposed stats`, with their text and JSON
+// reports. docs/compare.md documents the rules and the JSON schema.
+//
+// CompareTensorSets pairs tensors by index. A tensor present on one side
+// only is `missing`; differing dims are `shape_mismatch`; differing element
+// types are `dtype_mismatch` unless options.allow_dtype_mismatch, which
+// compares the values in f64. Each pair is streamed: the expected side's
+// decoder runs on a second thread and feeds a bounded pipe
+// (io/chunk_pipe.h), the actual side's runs on the calling thread, and the
+// comparator takes equal element counts from both. Memory stays bounded by
+// the pipe and the decoders' own buffers, whatever the tensor sizes.
+//
+// Errors: an unreadable tensor on either side ends the comparison with its
+// status (the frame, offset and file are in the message); the CLI exits 2.
+//
+// JSON: CompareReportJson gives
+//   {"mode", "pass", "tensors": [{"index", "status", "expected": {"dtype",
+//    "shape"}, "actual": {...}, "rtol", "atol", "equal_nan", "elements",
+//    "mismatches", "max_abs_error", "max_abs_error_index", "max_rel_error",
+//    "max_rel_error_index", "mean_abs_error", "rms_error", "cosine",
+//    "expected_nan", "actual_nan", "expected_inf", "actual_inf",
+//    "first_mismatches": [{"index", "expected", "actual"}]}]}
+// dtypes are XLA's lower-case names; a metric with no value is null; an
+// infinite one is the string "inf"; complex values are [re, im].
+// StatsReportJson gives {"tensors": [{"source", "set", "index", "dtype",
+//   "shape", "elements", "nan", "first_nan_index", "pos_inf", "neg_inf",
+//   "zeros", "min", "max", "mean", "std"}]}.
+//
+// Example:
+//   auto e = decomposed::OpenTensorSet("cpu_run/", {});
+//   auto a = decomposed::OpenTensorSet("neuron.decomposed", {});
+//   absl::StatusOr<decomposed::CompareReport> r =
+//       decomposed::CompareTensorSets(**e, **a, {});
+//   std::cout << decomposed::CompareReportText(*r);
+//   return r->pass ? 0 : 1;
+#ifndef DECOMPOSED_ANALYSIS_REPORT_H_
+#define DECOMPOSED_ANALYSIS_REPORT_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "decomposed/analysis/compare.h"
+#include "decomposed/analysis/stats.h"
+#include "decomposed/analysis/tensor_set.h"
+
+namespace decomposed {
+
+enum class TensorVerdict : uint8_t {
+  kPass, kFail, kMissing, kShapeMismatch, kDtypeMismatch,
+};
+std::string_view TensorVerdictName(TensorVerdict v);  // "pass", "shape_mismatch", ...
+
+struct TensorComparison {
+  size_t index = 0;
+  TensorVerdict verdict = TensorVerdict::kPass;
+  std::optional<TensorInfo> expected, actual;  // absent: missing on that side
+  Tolerance tolerance;
+  CompareMetrics metrics;  // only for pass / fail
+};
+
+struct CompareReport {
+  CompareOptions options;
+  bool pass = true;
+  std::vector<TensorComparison> tensors;
+};
+
+absl::StatusOr<CompareReport> CompareTensorSets(TensorSet& expected,
+                                                TensorSet& actual,
+                                                const CompareOptions& options);
+std::string CompareReportJson(const CompareReport& r);
+std::string CompareReportText(const CompareReport& r);
+
+struct TensorStatsEntry {
+  std::string source;  // the path given
+  std::string set;     // "inputs", "outputs", "tensors"
+  size_t index = 0;
+  TensorInfo info;
+  TensorStats stats;
+};
+
+// Stats of every tensor of `set`, appended to `out`.
+absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
+                               const std::string& set_name,
+                               std::vector<TensorStatsEntry>* out);
+// True when any entry holds a NaN or an infinity.
+bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries);
+std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries);
+std::string StatsReportText(const std::vector<TensorStatsEntry>& entries);
+
+// XLA's lower-case name of a type: "f32", "bf16", "pred", ...
+std::string LowerTypeName(PrimitiveType t);
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_ANALYSIS_REPORT_H_

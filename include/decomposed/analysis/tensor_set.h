@@ -1,0 +1,96 @@
+// TensorSet: an ordered list of tensors read from any form this library
+// knows, each streamed in logical row-major order (little endian, fixed
+// width, one element per byte for the sub-byte types), in chunks and in
+// bounded memory. compare and stats stand on it.
+//
+// OpenTensorSet(path, options) picks the form:
+//   * a directory holding meta.json: a bundle call directory
+//     (tensor<i>.npy|pt; dtypes from meta.json);
+//   * any other directory: what snapshot-unpack writes
+//     (value_input<i>.npy with options.inputs, else snapshot_output<j>.npy);
+//     the true dtype of a void .npy comes from its .npy.meta sidecar or
+//     from options.dtypes; indices must run 0..n-1 (a gap is an error that
+//     names the missing file);
+//   * a file ending in .npy or .pt: one tensor;
+//   * any other file: a decomposed or classic snapshot (detected by the
+//     rule of docs/format.md), its outputs, or its inputs with
+//     options.inputs.
+// Errors are absl::Status in the library's conventions (status.h): the
+// frame, the byte offset, what was expected and what was found, with the
+// file name.
+//
+// Thread safety: one TensorSet may be used by one thread at a time.
+// compare streams its two sets on two threads.
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<decomposed::TensorSet>> set =
+//       decomposed::OpenTensorSet("out/", {});
+//   for (size_t i = 0; i < (*set)->size(); ++i) {
+//     absl::StatusOr<decomposed::TensorInfo> t = (*set)->Describe(i);
+//     (*set)->Stream(i, [](std::string_view chunk) { ...; return absl::OkStatus(); });
+//   }
+#ifndef DECOMPOSED_ANALYSIS_TENSOR_SET_H_
+#define DECOMPOSED_ANALYSIS_TENSOR_SET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "decomposed/xla/primitive_type.h"
+
+namespace decomposed {
+
+struct TensorInfo {
+  PrimitiveType type = PrimitiveType::kInvalid;
+  std::vector<int64_t> dims;
+  std::string label;  // where it came from: "output 0", "out/value_input3.npy"
+  uint64_t element_count() const {
+    uint64_t n = 1;
+    for (int64_t d : dims) n *= static_cast<uint64_t>(d);
+    return n;
+  }
+};
+
+using ChunkFn = std::function<absl::Status(std::string_view)>;
+
+class TensorSet {
+ public:
+  virtual ~TensorSet() = default;
+  // What the set is ("decomposed file", "classic snapshot", "unpack
+  // directory", "bundle", ".npy file", ".pt file") and where.
+  virtual std::string Name() const = 0;
+  virtual size_t size() const = 0;
+  // Element type and dims of tensor `i` (< size()); may read its header.
+  virtual absl::StatusOr<TensorInfo> Describe(size_t i) = 0;
+  // Streams tensor `i`'s elements in logical row-major order to `emit`, in
+  // chunks of whole elements. A non-OK status from `emit` stops the walk
+  // and is returned.
+  virtual absl::Status Stream(size_t i, const ChunkFn& emit) = 0;
+};
+
+enum class TensorSetKind : uint8_t {
+  kAuto, kSnapshot, kUnpackDir, kBundle, kNpy, kPt,
+};
+
+struct TensorSetOptions {
+  bool inputs = false;  // a snapshot's (or unpack directory's) inputs
+  // True dtypes for void (|V1, |V2) .npy tensors: by index, or for all.
+  std::map<size_t, PrimitiveType> dtypes;
+  std::optional<PrimitiveType> dtype;
+  TensorSetKind kind = TensorSetKind::kAuto;
+};
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
+    const std::string& path, const TensorSetOptions& options);
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_ANALYSIS_TENSOR_SET_H_

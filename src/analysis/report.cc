@@ -1,0 +1,422 @@
+#include "decomposed/analysis/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "decomposed/io/chunk_pipe.h"
+#include "decomposed/status.h"
+#include "nlohmann/json.hpp"
+
+namespace decomposed {
+namespace {
+
+using json = nlohmann::json;
+
+// Pulls at most this many bytes of the expected side per step, so a
+// zero-copy chunk of a whole array on the actual side never makes us hold
+// as much of the expected side.
+constexpr size_t kStepBytes = size_t{1} << 20;
+
+json Num(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+json Opt(const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); }
+json Value(const Complex& z, bool complex) {
+  if (complex) return json::array({Num(z.re), Num(z.im)});
+  return Num(z.re);
+}
+json Side(const std::optional<TensorInfo>& t) {
+  if (!t) return nullptr;
+  return json{{"dtype", LowerTypeName(t->type)}, {"shape", t->dims}};
+}
+
+std::string Shape(const std::vector<int64_t>& d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+std::string Index(uint64_t i, const std::vector<int64_t>& dims) {
+  return Shape(UnravelIndex(i, dims));
+}
+std::string Fmt(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return absl::StrFormat("%.6g", v);
+}
+std::string FmtValue(const Complex& z, bool complex) {
+  if (complex) return absl::StrCat("(", Fmt(z.re), ",", Fmt(z.im), ")");
+  return Fmt(z.re);
+}
+
+absl::Status CompareOne(TensorSet& expected, TensorSet& actual, size_t i,
+                        const TensorInfo& et, const TensorInfo& at,
+                        ElementComparator& cmp) {
+  const size_t eb = Info(et.type).element_bytes;
+  const size_t ab = Info(at.type).element_bytes;
+  PipedProducer producer([&](ChunkPipe& pipe) {
+    return expected.Stream(i, [&](std::string_view c) {
+      if (!pipe.Write(c)) return absl::CancelledError("compare stopped reading");
+      return absl::OkStatus();
+    });
+  });
+  std::vector<char> ebuf;
+  std::string carry;  // a partial actual element split across chunks
+  absl::Status pulled;
+  auto feed = [&](const char* a, uint64_t n) -> absl::Status {
+    ebuf.resize(n * eb);
+    if (!producer.pipe().Read(ebuf.data(), ebuf.size())) {
+      producer.pipe().CloseReader();
+      absl::Status ps = producer.Join();
+      if (!ps.ok()) return ps;
+      return absl::InternalError(absl::StrCat(
+          "tensor ", i, ": the expected side (", et.label,
+          ") ended before the actual side (", at.label, ")"));
+    }
+    cmp.Add(ebuf.data(), a, n);
+    return absl::OkStatus();
+  };
+  absl::Status s = actual.Stream(i, [&](std::string_view chunk) -> absl::Status {
+    if (!carry.empty()) {
+      size_t k = std::min(ab - carry.size(), chunk.size());
+      carry.append(chunk.data(), k);
+      chunk.remove_prefix(k);
+      if (carry.size() < ab) return absl::OkStatus();
+      if (absl::Status f = feed(carry.data(), 1); !f.ok()) return f;
+      carry.clear();
+    }
+    const size_t step_elems = std::max<size_t>(1, kStepBytes / std::max(eb, ab));
+    uint64_t whole = chunk.size() / ab;
+    const char* p = chunk.data();
+    while (whole > 0) {
+      uint64_t n = std::min<uint64_t>(whole, step_elems);
+      if (absl::Status f = feed(p, n); !f.ok()) return f;
+      p += n * ab;
+      whole -= n;
+    }
+    carry.assign(p, chunk.data() + chunk.size() - p);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    producer.pipe().CloseReader();
+    (void)producer.Join();
+    return s;
+  }
+  // The expected side must end exactly here.
+  char extra;
+  bool more = producer.pipe().Read(&extra, 1);
+  producer.pipe().CloseReader();
+  absl::Status ps = producer.Join();
+  if (!ps.ok() && !(more && absl::IsCancelled(ps))) return ps;
+  if (more || !carry.empty()) {
+    return absl::InternalError(absl::StrCat(
+        "tensor ", i, ": the two sides streamed different byte counts (",
+        et.label, ", ", at.label, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view TensorVerdictName(TensorVerdict v) {
+  switch (v) {
+    case TensorVerdict::kPass: return "pass";
+    case TensorVerdict::kFail: return "fail";
+    case TensorVerdict::kMissing: return "missing";
+    case TensorVerdict::kShapeMismatch: return "shape_mismatch";
+    case TensorVerdict::kDtypeMismatch: return "dtype_mismatch";
+  }
+  return "?";
+}
+
+std::string LowerTypeName(PrimitiveType t) {
+  if (t == PrimitiveType::kOpaque) return "opaque";
+  return absl::AsciiStrToLower(std::string(PrimitiveTypeName(t)));
+}
+
+absl::StatusOr<CompareReport> CompareTensorSets(TensorSet& expected,
+                                                TensorSet& actual,
+                                                const CompareOptions& options) {
+  CompareReport r;
+  r.options = options;
+  const size_t n = std::max(expected.size(), actual.size());
+  for (size_t i = 0; i < n; ++i) {
+    TensorComparison c;
+    c.index = i;
+    if (i < expected.size()) {
+      absl::StatusOr<TensorInfo> t = expected.Describe(i);
+      if (!t.ok()) return t.status();
+      c.expected = *std::move(t);
+    }
+    if (i < actual.size()) {
+      absl::StatusOr<TensorInfo> t = actual.Describe(i);
+      if (!t.ok()) return t.status();
+      c.actual = *std::move(t);
+    }
+    if (!c.expected || !c.actual) {
+      c.verdict = TensorVerdict::kMissing;
+    } else if (c.expected->dims != c.actual->dims) {
+      c.verdict = TensorVerdict::kShapeMismatch;
+    } else if (c.expected->type != c.actual->type && !options.allow_dtype_mismatch) {
+      c.verdict = TensorVerdict::kDtypeMismatch;
+    } else {
+      c.tolerance = ResolveTolerance(options, c.expected->type, c.actual->type);
+      ElementComparator cmp(options.mode, c.expected->type, c.actual->type,
+                            c.tolerance, options.show);
+      absl::Status s = CompareOne(expected, actual, i, *c.expected, *c.actual, cmp);
+      if (!s.ok()) return s;
+      c.metrics = cmp.Finish();
+      c.verdict = c.metrics.mismatches == 0 ? TensorVerdict::kPass : TensorVerdict::kFail;
+    }
+    if (c.verdict != TensorVerdict::kPass) r.pass = false;
+    r.tensors.push_back(std::move(c));
+  }
+  return r;
+}
+
+std::string CompareReportJson(const CompareReport& r) {
+  json tensors = json::array();
+  for (const TensorComparison& c : r.tensors) {
+    json t{{"index", c.index},
+           {"status", std::string(TensorVerdictName(c.verdict))},
+           {"expected", Side(c.expected)},
+           {"actual", Side(c.actual)}};
+    if (c.verdict == TensorVerdict::kPass || c.verdict == TensorVerdict::kFail) {
+      const std::vector<int64_t>& dims = c.expected->dims;
+      const CompareMetrics& m = c.metrics;
+      const bool complex = KindOf(c.expected->type) == ElementKind::kComplex ||
+                           KindOf(c.actual->type) == ElementKind::kComplex;
+      t["rtol"] = c.tolerance.rtol;
+      t["atol"] = c.tolerance.atol;
+      t["equal_nan"] = c.tolerance.equal_nan;
+      t["elements"] = m.elements;
+      t["mismatches"] = m.mismatches;
+      t["max_abs_error"] = Opt(m.max_abs_error);
+      t["max_abs_error_index"] =
+          m.max_abs_error ? json(UnravelIndex(m.max_abs_error_index, dims)) : json(nullptr);
+      t["max_rel_error"] = Opt(m.max_rel_error);
+      t["max_rel_error_index"] =
+          m.max_rel_error ? json(UnravelIndex(m.max_rel_error_index, dims)) : json(nullptr);
+      t["mean_abs_error"] = Opt(m.mean_abs_error);
+      t["rms_error"] = Opt(m.rms_error);
+      t["cosine"] = Opt(m.cosine);
+      t["expected_nan"] = m.expected_nan;
+      t["actual_nan"] = m.actual_nan;
+      t["expected_inf"] = m.expected_inf;
+      t["actual_inf"] = m.actual_inf;
+      json first = json::array();
+      for (const ElementMismatch& x : m.first_mismatches) {
+        first.push_back({{"index", UnravelIndex(x.index, dims)},
+                         {"expected", Value(x.expected, complex)},
+                         {"actual", Value(x.actual, complex)}});
+      }
+      t["first_mismatches"] = std::move(first);
+    }
+    tensors.push_back(std::move(t));
+  }
+  json out{{"mode", std::string(CompareModeName(r.options.mode))},
+           {"pass", r.pass},
+           {"tensors", std::move(tensors)}};
+  return out.dump() + "\n";
+}
+
+std::string CompareReportText(const CompareReport& r) {
+  std::string out;
+  absl::StrAppendFormat(&out, "%-4s %-14s %-6s %-16s %-22s %-12s %-12s %s\n", "#",
+                        "status", "dtype", "shape", "mismatches", "max_abs",
+                        "max_rel", "cosine");
+  size_t failed = 0;
+  for (const TensorComparison& c : r.tensors) {
+    std::string dtype = "-", shape = "-", mism = "-", mabs = "-", mrel = "-", cos = "-";
+    const TensorInfo* t = c.expected ? &*c.expected : &*c.actual;
+    dtype = LowerTypeName(t->type);
+    shape = Shape(t->dims);
+    if (c.verdict == TensorVerdict::kDtypeMismatch) {
+      dtype = absl::StrCat(LowerTypeName(c.expected->type), "/", LowerTypeName(c.actual->type));
+    }
+    if (c.verdict == TensorVerdict::kShapeMismatch) {
+      shape = absl::StrCat(Shape(c.expected->dims), "/", Shape(c.actual->dims));
+    }
+    if (c.verdict == TensorVerdict::kPass || c.verdict == TensorVerdict::kFail) {
+      const CompareMetrics& m = c.metrics;
+      mism = absl::StrCat(m.mismatches, "/", m.elements);
+      if (m.max_abs_error) mabs = Fmt(*m.max_abs_error);
+      if (m.max_rel_error) mrel = Fmt(*m.max_rel_error);
+      if (m.cosine) cos = absl::StrFormat("%.9g", *m.cosine);
+    }
+    if (c.verdict != TensorVerdict::kPass) ++failed;
+    std::string status(TensorVerdictName(c.verdict));
+    if (c.verdict != TensorVerdict::kPass) status = absl::AsciiStrToUpper(status);
+    absl::StrAppendFormat(&out, "%-4d %-14s %-6s %-16s %-22s %-12s %-12s %s\n", c.index,
+                          status, dtype, shape, mism, mabs, mrel, cos);
+  }
+  for (const TensorComparison& c : r.tensors) {
+    if (c.verdict == TensorVerdict::kPass) continue;
+    absl::StrAppend(&out, "\ntensor ", c.index, ": ");
+    switch (c.verdict) {
+      case TensorVerdict::kMissing:
+        absl::StrAppend(&out, "missing on the ", c.expected ? "actual" : "expected",
+                        " side (", c.expected ? c.expected->label : c.actual->label,
+                        " has no counterpart)\n");
+        break;
+      case TensorVerdict::kShapeMismatch:
+        absl::StrAppend(&out, "shapes differ: expected ", Shape(c.expected->dims),
+                        ", actual ", Shape(c.actual->dims), "\n");
+        break;
+      case TensorVerdict::kDtypeMismatch:
+        absl::StrAppend(&out, "dtypes differ: expected ", LowerTypeName(c.expected->type),
+                        ", actual ", LowerTypeName(c.actual->type),
+                        " (--allow-dtype-mismatch compares them in f64)\n");
+        break;
+      default: {
+        const CompareMetrics& m = c.metrics;
+        const std::vector<int64_t>& dims = c.expected->dims;
+        const bool complex = KindOf(c.expected->type) == ElementKind::kComplex;
+        absl::StrAppendFormat(&out, "%d / %d elements mismatch (%.1f%%), rtol %g, atol %g%s\n",
+                              m.mismatches, m.elements,
+                              100.0 * static_cast<double>(m.mismatches) /
+                                  static_cast<double>(std::max<uint64_t>(m.elements, 1)),
+                              c.tolerance.rtol, c.tolerance.atol,
+                              c.tolerance.equal_nan ? ", NaN == NaN" : "");
+        if (m.max_abs_error) {
+          absl::StrAppend(&out, "  greatest absolute difference ", Fmt(*m.max_abs_error),
+                          " at ", Index(m.max_abs_error_index, dims), "\n");
+          absl::StrAppend(&out, "  greatest relative difference ", Fmt(*m.max_rel_error),
+                          " at ", Index(m.max_rel_error_index, dims), "\n");
+        }
+        if (m.expected_nan + m.actual_nan + m.expected_inf + m.actual_inf > 0) {
+          absl::StrAppend(&out, "  NaN: expected ", m.expected_nan, ", actual ", m.actual_nan,
+                          "; Inf: expected ", m.expected_inf, ", actual ", m.actual_inf, "\n");
+        }
+        for (const ElementMismatch& x : m.first_mismatches) {
+          absl::StrAppend(&out, "  at ", Index(x.index, dims), ": expected ",
+                          FmtValue(x.expected, complex), ", actual ",
+                          FmtValue(x.actual, complex), "\n");
+        }
+      }
+    }
+  }
+  absl::StrAppend(&out, "\n", r.pass ? "PASS" : "FAIL", ": ", r.tensors.size() - failed,
+                  " of ", r.tensors.size(), r.tensors.size() == 1 ? " tensor" : " tensors",
+                  " pass (mode ", Sv(CompareModeName(r.options.mode)), ")\n");
+  return out;
+}
+
+absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
+                               const std::string& set_name,
+                               std::vector<TensorStatsEntry>* out) {
+  for (size_t i = 0; i < set.size(); ++i) {
+    absl::StatusOr<TensorInfo> t = set.Describe(i);
+    if (!t.ok()) return t.status();
+    StatsAccumulator acc(t->type);
+    const size_t eb = Info(t->type).element_bytes;
+    std::string carry;
+    absl::Status s = set.Stream(i, [&](std::string_view chunk) {
+      if (!carry.empty()) {
+        size_t k = std::min(eb - carry.size(), chunk.size());
+        carry.append(chunk.data(), k);
+        chunk.remove_prefix(k);
+        if (carry.size() < eb) return absl::OkStatus();
+        acc.Add(carry.data(), 1);
+        carry.clear();
+      }
+      uint64_t whole = chunk.size() / eb;
+      acc.Add(chunk.data(), whole);
+      carry.assign(chunk.data() + whole * eb, chunk.size() - whole * eb);
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    out->push_back({source, set_name, i, *std::move(t), acc.Finish()});
+  }
+  return absl::OkStatus();
+}
+
+bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries) {
+  for (const TensorStatsEntry& e : entries) {
+    if (e.stats.nan + e.stats.pos_inf + e.stats.neg_inf > 0) return true;
+  }
+  return false;
+}
+
+namespace {
+
+json MinMax(const TensorStatsEntry& e, bool max) {
+  const TensorStats& s = e.stats;
+  if (s.elements == 0) return nullptr;
+  if (s.integral) {
+    if (s.is_signed) return max ? s.max_signed : s.min_signed;
+    return max ? s.max_unsigned : s.min_unsigned;
+  }
+  return Opt(max ? s.max : s.min);
+}
+
+}  // namespace
+
+std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries) {
+  json tensors = json::array();
+  for (const TensorStatsEntry& e : entries) {
+    const TensorStats& s = e.stats;
+    json mean = Opt(s.mean);
+    if (s.mean_im) mean = json::array({Num(*s.mean), Num(*s.mean_im)});
+    tensors.push_back(
+        {{"source", e.source},
+         {"set", e.set},
+         {"index", e.index},
+         {"dtype", LowerTypeName(e.info.type)},
+         {"shape", e.info.dims},
+         {"elements", s.elements},
+         {"nan", s.nan},
+         {"first_nan_index", s.first_nan_index
+                                 ? json(UnravelIndex(*s.first_nan_index, e.info.dims))
+                                 : json(nullptr)},
+         {"pos_inf", s.pos_inf},
+         {"neg_inf", s.neg_inf},
+         {"zeros", s.zeros},
+         {"min", MinMax(e, false)},
+         {"max", MinMax(e, true)},
+         {"mean", std::move(mean)},
+         {"std", Opt(s.std)}});
+  }
+  return json{{"tensors", std::move(tensors)}}.dump() + "\n";
+}
+
+std::string StatsReportText(const std::vector<TensorStatsEntry>& entries) {
+  std::string out;
+  absl::StrAppendFormat(&out, "%-28s %-6s %-16s %-10s %-8s %-8s %-8s %-12s %-12s %-12s %s\n",
+                        "tensor", "dtype", "shape", "elements", "nan", "+inf", "-inf",
+                        "min", "max", "mean", "std");
+  std::string source;
+  for (const TensorStatsEntry& e : entries) {
+    if (e.source != source) {
+      source = e.source;
+      absl::StrAppend(&out, source, ":\n");
+    }
+    const TensorStats& s = e.stats;
+    auto cell = [](const json& j) {
+      if (j.is_null()) return std::string("-");
+      if (j.is_number_float()) return Fmt(j.get<double>());
+      if (j.is_string()) return j.get<std::string>();
+      return j.dump();
+    };
+    std::string mean = s.mean ? Fmt(*s.mean) : "-";
+    if (s.mean_im) mean = absl::StrCat("(", Fmt(*s.mean), ",", Fmt(*s.mean_im), ")");
+    std::string nan = absl::StrCat(s.nan);
+    if (s.first_nan_index) {
+      absl::StrAppend(&nan, " first at ", Index(*s.first_nan_index, e.info.dims));
+    }
+    absl::StrAppendFormat(&out, "  %-26s %-6s %-16s %-10d %-8s %-8d %-8d %-12s %-12s %-12s %s\n",
+                          absl::StrCat(e.set, " ", e.index), LowerTypeName(e.info.type),
+                          Shape(e.info.dims), s.elements, nan, s.pos_inf, s.neg_inf,
+                          cell(MinMax(e, false)), cell(MinMax(e, true)), mean,
+                          s.std ? Fmt(*s.std) : "-");
+  }
+  return out;
+}
+
+}  // namespace decomposed

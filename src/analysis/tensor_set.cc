@@ -1,0 +1,200 @@
+#include "decomposed/analysis/tensor_set.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/capture/bundle_reader.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/npy/npy_reader.h"
+#include "decomposed/status.h"
+
+namespace decomposed {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --- .npy files ---------------------------------------------------------
+
+// One .npy file, with its true dtype for void descrs (sidecar or option).
+struct NpyTensor {
+  std::string path;
+  std::optional<PrimitiveType> dtype;
+};
+
+struct OpenedNpy {
+  std::unique_ptr<FdSource> src;
+  NpyArrayInfo info;
+};
+
+absl::StatusOr<OpenedNpy> OpenNpy(const NpyTensor& t) {
+  OwnedFd fd;
+  if (absl::Status s = OpenForReading(t.path, &fd); !s.ok()) return s;
+  OpenedNpy out{std::make_unique<FdSource>(std::move(fd)), {}};
+  NpyReadOptions o;
+  o.dtype = t.dtype;
+  if (!o.dtype) {
+    absl::StatusOr<std::optional<PrimitiveType>> side = ReadNpyMetaSidecar(t.path);
+    if (!side.ok()) return WithFile(side.status(), t.path + ".meta");
+    o.dtype = *side;
+  }
+  absl::StatusOr<NpyArrayInfo> info = ReadNpyArrayHeader(*out.src, o);
+  if (!info.ok()) return WithFile(info.status(), t.path);
+  if (info->header.fortran_order && info->header.shape.size() >= 2) {
+    // TODO(issue 10): stream through the codec's transposing store.
+    return absl::UnimplementedError(absl::StrCat(
+        "npy header: expected C order, found fortran_order True (at byte 0 of ",
+        t.path, ")"));
+  }
+  out.info = *std::move(info);
+  return out;
+}
+
+class NpyFilesSet : public TensorSet {
+ public:
+  NpyFilesSet(std::string name, std::vector<NpyTensor> files)
+      : name_(std::move(name)), files_(std::move(files)) {}
+  std::string Name() const override { return name_; }
+  size_t size() const override { return files_.size(); }
+  absl::StatusOr<TensorInfo> Describe(size_t i) override {
+    absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
+    if (!f.ok()) return f.status();
+    return TensorInfo{f->info.type, f->info.header.shape, files_[i].path};
+  }
+  absl::Status Stream(size_t i, const ChunkFn& emit) override {
+    absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
+    if (!f.ok()) return f.status();
+    absl::Status s = ForEachNpyDataChunk(*f->src, f->info, emit);
+    return WithFile(s, files_[i].path);
+  }
+
+ private:
+  std::string name_;
+  std::vector<NpyTensor> files_;
+};
+
+std::optional<PrimitiveType> DtypeFor(const TensorSetOptions& o, size_t i) {
+  auto it = o.dtypes.find(i);
+  if (it != o.dtypes.end()) return it->second;
+  return o.dtype;
+}
+
+// value_input<i>.npy / snapshot_output<j>.npy, i = 0..n-1.
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
+    const std::string& dir, const TensorSetOptions& o) {
+  const std::string stem = o.inputs ? "value_input" : "snapshot_output";
+  std::vector<size_t> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (!absl::StartsWith(name, stem) || !absl::EndsWith(name, ".npy")) continue;
+    std::string_view digits(name);
+    digits.remove_prefix(stem.size());
+    digits.remove_suffix(4);
+    size_t index;
+    if (digits.empty() || (digits.size() > 1 && digits[0] == '0') ||
+        !absl::SimpleAtoi(Sv(digits), &index)) {
+      continue;
+    }
+    found.push_back(index);
+  }
+  if (ec) return absl::ErrnoToStatus(ec.value(), absl::StrCat("listing ", dir));
+  std::sort(found.begin(), found.end());
+  std::vector<NpyTensor> files;
+  for (size_t k = 0; k < found.size(); ++k) {
+    if (found[k] != k) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unpack directory: expected ", stem, k, ".npy, found ",
+          k == 0 ? "none" : absl::StrCat(stem, found[k], ".npy next"), " (", dir, ")"));
+    }
+    files.push_back({(fs::path(dir) / absl::StrCat(stem, k, ".npy")).string(),
+                     DtypeFor(o, k)});
+  }
+  return std::unique_ptr<TensorSet>(std::make_unique<NpyFilesSet>(
+      absl::StrCat("unpack directory ", dir, " (", stem, "<i>.npy)"), std::move(files)));
+}
+
+// --- bundles ------------------------------------------------------------
+
+class BundleSet : public TensorSet {
+ public:
+  explicit BundleSet(capture::Bundle b) : b_(std::move(b)) {}
+  std::string Name() const override { return absl::StrCat("bundle ", b_.path); }
+  size_t size() const override { return b_.inputs.size(); }
+  absl::StatusOr<TensorInfo> Describe(size_t i) override {
+    const capture::BundleInput& in = b_.inputs[i];
+    if (in.dtype == nullptr || in.dtype->xla_type == PrimitiveType::kInvalid) {
+      return absl::UnimplementedError(absl::StrCat(
+          "bundle meta.json: input ", i, " has a dtype with no XLA type (", b_.path, ")"));
+    }
+    if (absl::StatusOr<capture::TensorData> d = capture::LocateTensor(b_, i); !d.ok()) {
+      return d.status();
+    }
+    return TensorInfo{in.dtype->xla_type, in.shape, in.path};
+  }
+  absl::Status Stream(size_t i, const ChunkFn& emit) override {
+    absl::Status inner;
+    absl::Status s = capture::StreamTensor(b_, i, [&](std::string_view c) {
+      inner = emit(c);
+      return inner.ok();
+    });
+    if (!inner.ok()) return inner;
+    return s;
+  }
+
+ private:
+  capture::Bundle b_;
+};
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
+    const std::string& path, const TensorSetOptions& options) {
+  TensorSetKind kind = options.kind;
+  if (kind == TensorSetKind::kAuto) {
+    if (IsDir(path)) {
+      kind = fs::exists(fs::path(path) / "meta.json") ? TensorSetKind::kBundle
+                                                      : TensorSetKind::kUnpackDir;
+    } else if (absl::EndsWith(path, ".npy")) {
+      kind = TensorSetKind::kNpy;
+    } else if (absl::EndsWith(path, ".pt")) {
+      kind = TensorSetKind::kPt;
+    } else {
+      kind = TensorSetKind::kSnapshot;
+    }
+  }
+  switch (kind) {
+    case TensorSetKind::kUnpackDir:
+      return OpenUnpackDir(path, options);
+    case TensorSetKind::kBundle: {
+      absl::StatusOr<capture::Bundle> b = capture::OpenBundle(path);
+      if (!b.ok()) return b.status();
+      return std::unique_ptr<TensorSet>(std::make_unique<BundleSet>(*std::move(b)));
+    }
+    case TensorSetKind::kNpy: {
+      std::vector<NpyTensor> one = {{path, DtypeFor(options, 0)}};
+      return std::unique_ptr<TensorSet>(
+          std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one)));
+    }
+    default:
+      break;
+  }
+  // TODO(issue 10): snapshots and single .pt files, on the literal codec's
+  // array sinks and the .pt reader.
+  return absl::UnimplementedError(absl::StrCat("reading tensors from ", path,
+                                               " is not supported yet"));
+}
+
+}  // namespace decomposed
