@@ -47,7 +47,10 @@
 #ifndef DECOMPOSED_ANALYSIS_COMPARE_H_
 #define DECOMPOSED_ANALYSIS_COMPARE_H_
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -231,8 +234,27 @@ class ElementComparator {
   // Feeds `n` elements of each array. `expected` and `actual` point at
   // n * element-size bytes each.
   void Add(const char* expected, const char* actual, uint64_t n) {
-    for (uint64_t i = 0; i < n; ++i) {
-      One(expected + i * eb_, actual + i * ab_);
+    while (n > 0) {
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(n, kBlock));
+      ToDoubles(et_, expected, k, ere_, eim_);
+      ToDoubles(at_, actual, k, are_, aim_);
+      switch (mode_) {
+        case CompareMode::kTorch:
+          complex_ ? Block<CompareMode::kTorch, true>(k, expected, actual)
+                   : Block<CompareMode::kTorch, false>(k, expected, actual);
+          break;
+        case CompareMode::kNumpy:
+          complex_ ? Block<CompareMode::kNumpy, true>(k, expected, actual)
+                   : Block<CompareMode::kNumpy, false>(k, expected, actual);
+          break;
+        case CompareMode::kXla:
+          complex_ ? Block<CompareMode::kXla, true>(k, expected, actual)
+                   : Block<CompareMode::kXla, false>(k, expected, actual);
+          break;
+      }
+      expected += k * eb_;
+      actual += k * ab_;
+      n -= k;
     }
   }
 
@@ -256,14 +278,6 @@ class ElementComparator {
  private:
   enum class Precision : uint8_t { kDouble, kFloat, kHalf };
 
-  Complex Value(PrimitiveType t, const char* p) const {
-    if (KindOf(t) == ElementKind::kComplex) return ComplexValue(t, p);
-    return {RealValue(t, p), 0};
-  }
-  static bool IsNan(const Complex& z) { return std::isnan(z.re) || std::isnan(z.im); }
-  static bool IsInf(const Complex& z) {
-    return !IsNan(z) && (std::isinf(z.re) || std::isinf(z.im));
-  }
   static double Abs(const Complex& z) {
     return z.im == 0 ? std::fabs(z.re) : std::hypot(z.re, z.im);
   }
@@ -303,73 +317,125 @@ class ElementComparator {
     return d <= tol_.atol + tol_.rtol * Abs(e);
   }
 
-  bool Close(const Complex& e, const Complex& a, bool e_nan, bool a_nan,
-             double abs_err, double rel_err) const {
-    if (e_nan || a_nan) return e_nan && a_nan && tol_.equal_nan;
-    const bool equal = a.re == e.re && a.im == e.im;
-    switch (mode_) {
-      case CompareMode::kTorch: {
-        if (equal) return true;
-        double allowed = tol_.atol + Abs(Complex{tol_.rtol * e.re, tol_.rtol * e.im});
-        return std::isfinite(abs_err) && abs_err <= allowed;
+
+
+  static constexpr size_t kBlock = 512;
+
+  // Element values of a block as doubles (im only for complex types; a
+  // real type's im is left untouched and never read).
+  static void ToDoubles(PrimitiveType t, const char* p, size_t k, double* re,
+                        double* im) {
+    switch (t) {
+      case PrimitiveType::kF32:
+        for (size_t i = 0; i < k; ++i) re[i] = internal::Load<float>(p + 4 * i);
+        return;
+      case PrimitiveType::kF64:
+        std::memcpy(re, p, 8 * k);
+        return;
+      case PrimitiveType::kBF16:
+        for (size_t i = 0; i < k; ++i) {
+          re[i] = std::bit_cast<float>(
+              static_cast<uint32_t>(internal::Load<uint16_t>(p + 2 * i)) << 16);
+        }
+        return;
+      case PrimitiveType::kC64:
+      case PrimitiveType::kC128:
+        for (size_t i = 0; i < k; ++i) {
+          Complex z = ComplexValue(t, p + (t == PrimitiveType::kC64 ? 8 : 16) * i);
+          re[i] = z.re;
+          im[i] = z.im;
+        }
+        return;
+      default: {
+        const size_t w = Info(t).element_bytes;
+        for (size_t i = 0; i < k; ++i) re[i] = RealValue(t, p + w * i);
+        return;
       }
-      case CompareMode::kNumpy: {
-        bool finite = std::isfinite(a.re) && std::isfinite(a.im) &&
-                      std::isfinite(e.re) && std::isfinite(e.im);
-        if (!finite) return equal;
-        return NumpyWithin(a, e);
-      }
-      case CompareMode::kXla:
-        if (equal) return true;
-        return !(abs_err > tol_.atol && rel_err > tol_.rtol);
     }
-    return false;
   }
 
-  void One(const char* ep, const char* ap) {
-    const uint64_t index = index_++;
-    const Complex e = Value(et_, ep);
-    const Complex a = Value(at_, ap);
-    const bool e_nan = IsNan(e), a_nan = IsNan(a);
-    m_.expected_nan += e_nan;
-    m_.actual_nan += a_nan;
-    m_.expected_inf += IsInf(e);
-    m_.actual_inf += IsInf(a);
-    double abs_err = 0, rel_err = 0;
-    if (!e_nan && !a_nan) {
-      const bool equal = a.re == e.re && a.im == e.im;
-      if (!equal) {
-        abs_err = Abs(Complex{a.re - e.re, a.im - e.im});
-        // An infinity on either side makes both errors infinite (XLA's
-        // rule), where inf / inf would give NaN.
-        double ae = Abs(e);
-        rel_err = ae == 0 || std::isinf(abs_err) || std::isinf(ae)
-                      ? std::numeric_limits<double>::infinity()
-                      : abs_err / ae;
+  // The rules and metrics for a block of k elements, with values in
+  // ere_/eim_/are_/aim_ and raw bytes at ep/ap (for exact integers).
+  template <CompareMode M, bool C>
+  void Block(size_t k, const char* ep, const char* ap) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    // Block sums are naive (at most kBlock terms); blocks are added with
+    // compensation.
+    double abs_sum = 0, sq_sum = 0, dot = 0, e_sq = 0, a_sq = 0;
+    for (size_t i = 0; i < k; ++i) {
+      const uint64_t index = index_ + i;
+      const double er = ere_[i], ar = are_[i];
+      const double ei = C ? eim_[i] : 0, ai = C ? aim_[i] : 0;
+      const bool en = std::isnan(er) || (C && std::isnan(ei));
+      const bool an = std::isnan(ar) || (C && std::isnan(ai));
+      m_.expected_nan += en;
+      m_.actual_nan += an;
+      m_.expected_inf += !en && (std::isinf(er) || (C && std::isinf(ei)));
+      m_.actual_inf += !an && (std::isinf(ar) || (C && std::isinf(ai)));
+      bool close;
+      if (en || an) {
+        close = en && an && tol_.equal_nan;
+      } else {
+        const bool equal = ar == er && (!C || ai == ei);
+        const double d =
+            equal ? 0.0 : (C ? std::hypot(ar - er, ai - ei) : std::fabs(ar - er));
+        const double ae = C ? std::hypot(er, ei) : std::fabs(er);
+        // rel = d / ae; +inf when e == 0 or either side is infinite (and
+        // a != e). Divided only where it can matter.
+        const bool rel_inf = !equal && (ae == 0 || std::isinf(d) || std::isinf(ae));
+        if (count_ == 0 || d > max_abs_) {
+          max_abs_ = d;
+          m_.max_abs_error_index = index;
+        }
+        if (count_ == 0) {
+          max_rel_ = rel_inf ? kInf : (equal ? 0.0 : d / ae);
+          m_.max_rel_error_index = index;
+        } else if (rel_inf) {
+          if (max_rel_ != kInf) {
+            max_rel_ = kInf;
+            m_.max_rel_error_index = index;
+          }
+        } else if (!equal && max_rel_ != kInf && d >= max_rel_ * ae * (1 - 1e-12)) {
+          const double rel = d / ae;
+          if (rel > max_rel_) {
+            max_rel_ = rel;
+            m_.max_rel_error_index = index;
+          }
+        }
+        ++count_;
+        abs_sum += d;
+        sq_sum += d * d;
+        dot += ar * er + (C ? ai * ei : 0.0);
+        e_sq += er * er + (C ? ei * ei : 0.0);
+        a_sq += ar * ar + (C ? ai * ai : 0.0);
+        if (exact_ints_) {
+          close = ExactIntsEqual(ep + i * eb_, ap + i * ab_);
+        } else if constexpr (M == CompareMode::kTorch) {
+          const double allowed =
+              tol_.atol + (C ? std::hypot(tol_.rtol * er, tol_.rtol * ei)
+                             : std::fabs(tol_.rtol * er));
+          close = equal || (std::isfinite(d) && d <= allowed);
+        } else if constexpr (M == CompareMode::kNumpy) {
+          const bool finite = std::isfinite(ar) && std::isfinite(er) &&
+                              (!C || (std::isfinite(ai) && std::isfinite(ei)));
+          close = finite ? NumpyWithin(Complex{ar, ai}, Complex{er, ei}) : equal;
+        } else {
+          close = equal || !(d > tol_.atol && (rel_inf || d / ae > tol_.rtol));
+        }
       }
-      if (count_ == 0 || abs_err > max_abs_) {
-        max_abs_ = abs_err;
-        m_.max_abs_error_index = index;
+      if (!close) {
+        ++m_.mismatches;
+        if (m_.first_mismatches.size() < show_) {
+          m_.first_mismatches.push_back({index, Complex{er, ei}, Complex{ar, ai}});
+        }
       }
-      if (count_ == 0 || rel_err > max_rel_) {
-        max_rel_ = rel_err;
-        m_.max_rel_error_index = index;
-      }
-      ++count_;
-      abs_sum_.Add(abs_err);
-      sq_sum_.Add(abs_err * abs_err);
-      dot_.Add(a.re * e.re + a.im * e.im);
-      e_sq_.Add(e.re * e.re + e.im * e.im);
-      a_sq_.Add(a.re * a.re + a.im * a.im);
     }
-    bool close = exact_ints_ ? ExactIntsEqual(ep, ap)
-                             : Close(e, a, e_nan, a_nan, abs_err, rel_err);
-    if (!close) {
-      ++m_.mismatches;
-      if (m_.first_mismatches.size() < show_) {
-        m_.first_mismatches.push_back({index, e, a});
-      }
-    }
+    index_ += k;
+    abs_sum_.Add(abs_sum);
+    sq_sum_.Add(sq_sum);
+    dot_.Add(dot);
+    e_sq_.Add(e_sq);
+    a_sq_.Add(a_sq);
   }
 
   CompareMode mode_;
@@ -386,6 +452,7 @@ class ElementComparator {
   double max_abs_ = 0, max_rel_ = 0;
   internal::CompensatedSum abs_sum_, sq_sum_, dot_, e_sq_, a_sq_;
   CompareMetrics m_;
+  double ere_[kBlock], eim_[kBlock], are_[kBlock], aim_[kBlock];
 };
 
 // Row-major multi-index of linear `index` in `dims` (empty for a scalar).
