@@ -1,8 +1,7 @@
-// Every limit in include/decomposed/limits.h (and kMaxScanRecords of
-// literal_scan.h), tested at the limit (accepted) and just past it
-// (rejected with kResourceExhausted, or the documented behaviour). The
-// inputs are hand-built bytes; docs/hardening.md lists the limits and their
-// reasons.
+// Limits of include/decomposed/limits.h, tested at the limit (accepted) and
+// just past it (rejected with kResourceExhausted, or the documented
+// behaviour). The inputs are hand-built bytes; docs/hardening.md lists the
+// limits and their reasons.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -126,9 +125,9 @@ class SparseFile {
   explicit SparseFile(uint64_t snapshot_len) {
     path_ = std::string(DECOMPOSED_BINARY_DIR) + "/limits_sparse_" +
             std::to_string(snapshot_len) + "_" + std::to_string(getpid());
-    char box[kMaxBoxBytes];
+    char box[limits::kMaxBoxBytes];
     size_t n = EncodeBox(snapshot_len, box);
-    char zero[kMaxBoxBytes];
+    char zero[limits::kMaxBoxBytes];
     size_t z = EncodeBox(0, zero);
     int fd = ::open(path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     ok_ = fd >= 0 && ::pwrite(fd, box, n, 0) == static_cast<ssize_t>(n) &&
@@ -411,24 +410,24 @@ TEST(LimitsTest, BufferedSourcesHoldAtLeastMaxPull) {
   EXPECT_TRUE(src.status().ok());
 }
 
-// --- kMaxScanRecords (literal_scan.h) --------------------------------------
+// --- kMaxScanRecords ------------------------------------------------------------
 
 TEST(LimitsTest, ScanRecordsAtAndPastLimit) {
   std::string rec = Tag(8, 5) + std::string(4, '\0');  // one f32, unpacked
   std::string at;
-  for (size_t i = 0; i < kMaxScanRecords; ++i) at += rec;
+  for (size_t i = 0; i < limits::kMaxScanRecords; ++i) at += rec;
   MemorySource a(at);
   absl::StatusOr<LiteralScan> s = ScanLiteralBody(a, at.size(), Frame{"b"});
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->records.size(), kMaxScanRecords);
+  EXPECT_EQ(s->records.size(), limits::kMaxScanRecords);
   EXPECT_FALSE(s->records_truncated);
   std::string past = at + rec;
   MemorySource b(past);
   s = ScanLiteralBody(b, past.size(), Frame{"b"});
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->records.size(), kMaxScanRecords);
+  EXPECT_EQ(s->records.size(), limits::kMaxScanRecords);
   EXPECT_TRUE(s->records_truncated);
-  EXPECT_EQ(s->data_bytes, 4 * (kMaxScanRecords + 1));  // totals still count
+  EXPECT_EQ(s->data_bytes, 4 * (limits::kMaxScanRecords + 1));  // totals still count
 }
 
 }  // namespace

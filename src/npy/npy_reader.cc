@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "decomposed/limits.h"
 #include "decomposed/npy/npy_reader.h"
 #include "nlohmann/json.hpp"
 
@@ -14,7 +15,6 @@ namespace decomposed {
 absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
     const std::string& npy_path) {
   const std::string path = npy_path + ".meta";
-  constexpr std::streamsize kMaxSidecarBytes = 1 << 20;
   // stat first: a FIFO would block the open, and a device or a huge file
   // would be read without end; only a regular file of bounded size is read.
   struct stat st;
@@ -26,7 +26,7 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": expected a regular file for the sidecar"));
   }
-  if (st.st_size > kMaxSidecarBytes) {
+  if (static_cast<uint64_t>(st.st_size) > limits::kMaxSidecarBytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": a sidecar over 1 MiB is not a dtype note"));
   }
@@ -38,7 +38,7 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
   std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > static_cast<size_t>(kMaxSidecarBytes)) {
+  if (text.size() > limits::kMaxSidecarBytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": a sidecar over 1 MiB is not a dtype note"));
   }

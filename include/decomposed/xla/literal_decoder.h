@@ -172,9 +172,6 @@ enum class LiteralPath {
   kTranspose,   // gathered in logical order
 };
 
-// Most tuple elements a plan keeps (each occurrence costs 16 bytes).
-inline constexpr size_t kMaxTupleLiterals = size_t{1} << 20;
-
 namespace internal {
 
 // LiteralProto data field number -> how it is stored (kNone: not data).
@@ -338,7 +335,7 @@ absl::Status WalkRecords(S& src, std::span<const ByteRange> ranges,
 // Pass 1: walks the records of the literal made of `ranges` (concatenated).
 // Reads only the shape and unpacked varints. Errors: malformed records,
 // truncation, a shape over limits::kMaxShapeBytes or malformed (see
-// ParseShape), over kMaxTupleLiterals tuple elements.
+// ParseShape), over limits::kMaxTupleLiterals tuple elements.
 template <RewindableSource S>
 absl::StatusOr<LiteralPlan> PlanLiteral(S& src,
                                         std::span<const ByteRange> ranges,
@@ -369,10 +366,10 @@ absl::StatusOr<LiteralPlan> PlanLiteral(S& src,
           return absl::OkStatus();
         }
         if (r.field == 10 && r.wire_type == wire::kLen) {
-          if (plan.tuple_literals.size() >= kMaxTupleLiterals) {
+          if (plan.tuple_literals.size() >= limits::kMaxTupleLiterals) {
             return FrameError(absl::StatusCode::kResourceExhausted, frame,
                               r.tag_offset,
-                              absl::StrCat("at most ", kMaxTupleLiterals,
+                              absl::StrCat("at most ", limits::kMaxTupleLiterals,
                                            " tuple_literals"),
                               "more");
           }

@@ -54,15 +54,11 @@ struct LiteralScan {
   Shape shape;
   uint64_t shape_offset = 0;  // offset of the first shape payload
   // Every field occurrence other than `shape`, in wire order, up to
-  // kMaxScanRecords; `records_truncated` says when more were seen.
+  // limits::kMaxScanRecords; `records_truncated` says when more were seen.
   std::vector<LiteralRecord> records;
   bool records_truncated = false;
   uint64_t data_bytes = 0;  // payload bytes of all non-shape fields
 };
-
-// Bounds the records kept per literal (a hostile body may hold millions of
-// one-byte fields; totals are still counted).
-inline constexpr size_t kMaxScanRecords = 4096;
 
 namespace internal {
 
@@ -179,7 +175,7 @@ absl::StatusOr<LiteralScan> ScanLiteralBody(S& src, uint64_t length,
                         absl::StrCat("wire type ", wt));
     }
     scan.data_bytes += r.length;
-    if (scan.records.size() < kMaxScanRecords) {
+    if (scan.records.size() < limits::kMaxScanRecords) {
       scan.records.push_back(r);
     } else {
       scan.records_truncated = true;
