@@ -12,7 +12,7 @@
 #include "decomposed/capture/replay.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/inspect.h"
-#include "decomposed/xla/literal_encoder.h"
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/snapshot/producer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

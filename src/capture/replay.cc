@@ -15,7 +15,7 @@
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
 #include "decomposed/capture/torch_dtype.h"
-#include "decomposed/xla/literal_encoder.h"
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/snapshot/producer.h"
@@ -68,7 +68,7 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
     ArraySpec spec{in.dtype->xla_type, in.shape, std::nullopt};
     LiteralEncodeOptions o;
     o.name = absl::StrCat("input ", i, " (", in.path, ")");
-    req.inputs.push_back(std::make_unique<decomposed::internal::EncodedBody>(
+    req.inputs.push_back(std::make_unique<EncodedBody>(
         std::make_unique<BundleTensorSource>(&*b, i), std::move(spec),
         std::move(o)));
   }
