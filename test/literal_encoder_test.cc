@@ -1,3 +1,4 @@
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/xla/literal_encoder.h"
 
 #include <cstring>

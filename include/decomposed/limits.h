@@ -52,9 +52,6 @@ inline constexpr uint64_t kMaxShapeBytes = 1 << 20;
 // bytes of memory per 2 bytes of input; real tuples hold at most thousands.
 inline constexpr size_t kMaxShapeNodes = size_t{1} << 16;
 
-// Records kept per scanned literal: a hostile body may hold millions of
-// one-byte fields (totals are still counted past it).
-inline constexpr size_t kMaxScanRecords = 4096;
 
 // .npy header text: NumPy itself refuses headers over 10000 bytes unless
 // told otherwise (max_header_size, NumPy >= 1.24); we allow more for very
@@ -90,6 +87,20 @@ inline constexpr size_t kMaxPickleValues = size_t{1} << 16;
 // 5 deep; the bound keeps the recursive release of a hostile chain (one
 // TUPLE1 per byte) off the end of the stack.
 inline constexpr int kMaxPickleDepth = 100;
+
+// --- The protobuf wire (wire/format.h) ---------------------------------------
+// These are protobuf's own parse limits, kept so that our decoders refuse
+// exactly the bytes protobuf (and so XLA and Neuron) refuses.
+// A field tag is a 32-bit varint: protobuf refuses one of more than 5
+// bytes, even a zero-padded one.
+inline constexpr size_t kMaxTagBytes = 5;
+// The size of a length-delimited field is a 32-bit varint too: at most 5
+// bytes, even zero-padded.
+inline constexpr size_t kMaxLenSizeBytes = 5;
+// ...whose value protobuf caps at INT_MAX - 16 (it keeps 16 bytes of slop
+// below INT_MAX for its limit arithmetic). Literal bodies may exceed it
+// only through wire::FieldReaderOptions::large_len_fields.
+inline constexpr uint64_t kMaxLenSize = 0x7fffffff - 16;
 
 }  // namespace decomposed::limits
 

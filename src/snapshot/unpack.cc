@@ -17,7 +17,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/dirs.h"
-#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
 #include "decomposed/limits.h"
 #include "decomposed/status.h"

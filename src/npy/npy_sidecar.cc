@@ -1,13 +1,17 @@
-// The .npy.meta sidecar reader (npy_reader.h), kept out of line so the
-// header-only codec does not depend on nlohmann_json.
+// The `<file>.npy.meta` sidecar: its reader (npy_reader.h) and writer
+// (npy_sink.h), kept out of line so that no header pulls in nlohmann_json.
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <fstream>
 #include <string>
+#include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "decomposed/io/byte_sink.h"
 #include "decomposed/limits.h"
 #include "decomposed/npy/npy_reader.h"
+#include "decomposed/npy/npy_sink.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
@@ -63,6 +67,21 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
         name, "\""));
   }
   return t;
+}
+
+
+std::string NpyMetaSidecarText(std::string_view ml_dtype) {
+  return absl::StrCat("{\"ml_dtype\": ",
+                      nlohmann::json(std::string(ml_dtype)).dump(), "}");
+}
+
+absl::Status WriteNpyMetaSidecar(const std::string& npy_path,
+                                 std::string_view ml_dtype) {
+  AtomicFileSink out;
+  std::string path = npy_path + ".meta";
+  if (absl::Status s = out.Open(path); !s.ok()) return s;
+  out.Write(NpyMetaSidecarText(ml_dtype));
+  return out.Commit();
 }
 
 }  // namespace decomposed
