@@ -125,9 +125,9 @@ class SparseFile {
   explicit SparseFile(uint64_t snapshot_len) {
     path_ = std::string(DECOMPOSED_BINARY_DIR) + "/limits_sparse_" +
             std::to_string(snapshot_len) + "_" + std::to_string(getpid());
-    char box[kMaxBoxBytes];
+    char box[limits::kMaxBoxBytes];
     size_t n = EncodeBox(snapshot_len, box);
-    char zero[kMaxBoxBytes];
+    char zero[limits::kMaxBoxBytes];
     size_t z = EncodeBox(0, zero);
     int fd = ::open(path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     ok_ = fd >= 0 && ::pwrite(fd, box, n, 0) == static_cast<ssize_t>(n) &&
