@@ -5,7 +5,7 @@
 
 #include "command.h"
 #include "progress.h"
-#include "decomposed/snapshot/producer.h"
+#include "decomposed/snapshot/convert.h"
 
 namespace decomposed::cli {
 namespace {

@@ -131,8 +131,8 @@ int Run(const std::vector<std::string>& argv) {
     return 1;
   };
   PackRequest req;
-  req.format = format == "snapshot" ? OutputFormat::kSnapshot
-                                    : OutputFormat::kDecomposed;
+  req.format = format == "snapshot" ? SnapshotType::kClassic
+                                    : SnapshotType::kDecomposed;
   req.write.write_output_count = !args.Has("no-output-block");
   req.write.box.with_shape = args.Has("box-shape");
   ShapeEncodeOptions shape;

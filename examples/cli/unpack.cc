@@ -24,7 +24,7 @@ int Run(const std::vector<std::string>& argv) {
   size_t n = 0;
   cl->options.on_file = [&n](const UnpackedFile& f) {
     ++n;
-    if (f.kind == "module" || f.kind == "meta") {
+    if (f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta) {
       std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
     } else {
       std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", f.path,
@@ -33,7 +33,7 @@ int Run(const std::vector<std::string>& argv) {
                                    f.bytes);
     }
   };
-  absl::Status s = Unpack(cl->snapshot, cl->options);
+  absl::Status s = RunUnpackCommandLine(*cl);
   if (!s.ok()) {
     std::cerr << "decomposed unpack: " << s.message() << "\n";
     return 1;

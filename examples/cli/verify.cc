@@ -19,7 +19,14 @@ int Run(const std::vector<std::string>& argv) {
     return 2;
   }
   VerifyOptions options;
-  options.snapshot_type = args.Get("snapshot-type", "auto");
+  std::optional<SnapshotType> type =
+      SnapshotTypeFromName(args.Get("snapshot-type", "auto"));
+  if (!type) {
+    std::cerr << "decomposed verify: --snapshot-type must be auto, "
+                 "decomposed or snapshot\n";
+    return 2;
+  }
+  options.snapshot_type = *type;
   options.box.lenient_length_byte = args.Has("lenient-length-byte");
   bool all_valid = true;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
@@ -41,7 +48,7 @@ int Run(const std::vector<std::string>& argv) {
       std::cout << path << ": " << p.message << "\n";
     }
     if (r->valid()) {
-      std::cout << path << ": ok (" << r->type << ", " << r->inputs
+      std::cout << path << ": ok (" << SnapshotTypeName(*r->type) << ", " << r->inputs
                 << " inputs, "
                 << (r->outputs ? std::to_string(*r->outputs) + " outputs"
                                : std::string("no outputs block"))

@@ -58,7 +58,7 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
   if (!snapshot.ok()) return Prefix(snapshot.status(), module_path);
   PackRequest req;
   req.snapshot = *std::move(snapshot);
-  req.format = OutputFormat::kDecomposed;
+  req.format = SnapshotType::kDecomposed;
   for (size_t i = 0; i < b->inputs.size(); ++i) {
     const BundleInput& in = b->inputs[i];
     if (in.dtype->xla_type == PrimitiveType::kInvalid) {
@@ -97,7 +97,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
   }
 
   UnpackOptions u;
-  u.snapshot_type = "decomposed";
+  u.snapshot_type = SnapshotType::kDecomposed;
   u.output_prefix = tmp.path() + "/";
   u.module = "model.hlo";
   u.box.lenient_length_byte = options.lenient_length_byte;
@@ -108,7 +108,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
   std::vector<std::unique_ptr<MmapSource>> maps;
   std::vector<HostTensor> tensors;
   for (const UnpackedFile& f : files) {
-    if (f.kind != "value_input") continue;
+    if (f.kind != UnpackedKind::kInput) continue;
     const std::string what = absl::StrCat("value_input ", f.index);
     std::string type_name = f.shape.substr(0, f.shape.find('['));
     std::optional<PrimitiveType> t = PrimitiveTypeFromName(type_name);

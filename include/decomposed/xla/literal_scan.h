@@ -14,7 +14,7 @@
 // Example (the shape of input 0 of a decomposed file, as inspect does):
 //   decomposed::MmapSource src(path);
 //   decomposed::DecomposedReader reader(src);
-//   if (!reader.ReadHeader(nullptr).ok() || !reader.StartInputs().ok()) return;
+//   if (!reader.ReadSnapshot(nullptr).ok() || !reader.StartInputs().ok()) return;
 //   decomposed::ElementInfo e;
 //   absl::StatusOr<bool> more = reader.NextInput(&e);
 //   if (more.ok() && *more) {
