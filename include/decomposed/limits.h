@@ -51,6 +51,20 @@ inline constexpr uint32_t kMaxNpyHeaderBytes = 1 << 20;
 // least this much buffer.
 inline constexpr size_t kMaxPull = 4096;
 
+// --- The protobuf wire (wire/format.h) ---------------------------------------
+// These are protobuf's own parse limits, kept so that our decoders refuse
+// exactly the bytes protobuf (and so XLA and Neuron) refuses.
+// A field tag is a 32-bit varint: protobuf refuses one of more than 5
+// bytes, even a zero-padded one.
+inline constexpr size_t kMaxTagBytes = 5;
+// The size of a length-delimited field is a 32-bit varint too: at most 5
+// bytes, even zero-padded.
+inline constexpr size_t kMaxLenSizeBytes = 5;
+// ...whose value protobuf caps at INT_MAX - 16 (it keeps 16 bytes of slop
+// below INT_MAX for its limit arithmetic). Literal bodies may exceed it
+// only through wire::FieldReaderOptions::large_len_fields.
+inline constexpr uint64_t kMaxLenSize = 0x7fffffff - 16;
+
 }  // namespace decomposed::limits
 
 #endif  // DECOMPOSED_LIMITS_H_
