@@ -118,7 +118,7 @@ TEST(LimitsTest, BoxPayloadLenientAtLimit) {
 // --- kMaxSnapshotBytes -----------------------------------------------------
 
 // A sparse file: box(snapshot_len), snapshot_len zero bytes (a hole), then
-// an input count box of 0. Nothing of the hole is read: ReadHeader(nullptr)
+// an input count box of 0. Nothing of the hole is read: ReadSnapshot(nullptr)
 // seeks over it.
 class SparseFile {
  public:
@@ -152,7 +152,7 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->length, limits::kMaxSnapshotBytes);
     absl::StatusOr<uint64_t> n = r.StartInputs();
@@ -166,7 +166,7 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
     EXPECT_EQ(h.status().code(), StatusCode::kResourceExhausted);
     EXPECT_NE(h.status().message().find("snapshot length box"),
               std::string::npos);
