@@ -127,8 +127,8 @@ Action Setup(CLI::App& app) {
     std::vector<std::optional<PrimitiveType>> out_types = ParseDtypes(
         st->output_dtypes, st->outputs.size(), "output", "--output-dtype");
     PackRequest req;
-    req.format = st->format == "snapshot" ? OutputFormat::kSnapshot
-                                          : OutputFormat::kDecomposed;
+    req.format = st->format == "snapshot" ? SnapshotType::kClassic
+                                          : SnapshotType::kDecomposed;
     req.write.write_output_count = !st->no_output_block;
     req.write.box.with_shape = st->box_shape;
     ShapeEncodeOptions shape;

@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
   std::vector<LiteralRef> refs;
   DecomposedReader<MmapSource> reader(*src);
   absl::Status s = [&]() -> absl::Status {
-    if (auto h = reader.ReadHeader(nullptr); !h.ok()) return h.status();
+    if (auto h = reader.ReadSnapshot(nullptr); !h.ok()) return h.status();
     if (auto n = reader.StartInputs(); !n.ok()) return n.status();
     ElementInfo e;
     for (int64_t i = 0;; ++i) {
@@ -102,9 +102,9 @@ namespace decomposed {
 
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
                                                            bool inputs) {
-  absl::StatusOr<std::string> type = DetectSnapshotType(path);
+  absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
   if (!type.ok()) return type.status();
-  if (*type == "decomposed") return OpenDecomposedSet(path, inputs);
+  if (*type == SnapshotType::kDecomposed) return OpenDecomposedSet(path, inputs);
   // TODO(issue 10): classic snapshots, on the classic mapping module.
   return absl::UnimplementedError(
       absl::StrCat("reading the tensors of a classic snapshot (", path,

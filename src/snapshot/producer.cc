@@ -12,9 +12,6 @@
 #include "decomposed/io/fd.h"
 
 namespace decomposed {
-namespace {
-
-}  // namespace
 
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
   OwnedFd fd;
@@ -42,8 +39,6 @@ absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
 std::unique_ptr<LiteralBody> ProtoBody(const xla::LiteralProto& literal,
                                        std::string name) {
   return SerializedBody(literal.SerializeAsString(), true, std::move(name));
-}
-
 }
 
 absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,

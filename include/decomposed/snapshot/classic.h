@@ -78,7 +78,9 @@
 #include "decomposed/status.h"
 #include "decomposed/wire/wire.h"
 #include "decomposed/xla/literal_decoder.h"
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/xla/literal_encoder.h"
+#include "decomposed/xla/literal_plan.h"
 
 namespace decomposed {
 
