@@ -524,8 +524,16 @@ py::bytes Literal::tobytes() const {
   const LiteralMeta& m = *meta_;
   std::shared_ptr<Mapping> map = file_->map();
   if (m.view_offset >= 0) {
-    return py::bytes(map->bytes().data() + m.view_offset,
-                     static_cast<size_t>(m.nbytes));
+    // Copied without the GIL: reading the mapping may fault pages in.
+    PyObject* b =
+        PyBytes_FromStringAndSize(nullptr, static_cast<py::ssize_t>(m.nbytes));
+    if (!b) throw py::error_already_set();
+    {
+      py::gil_scoped_release nogil;
+      std::memcpy(PyBytes_AS_STRING(b), map->bytes().data() + m.view_offset,
+                  static_cast<size_t>(m.nbytes));
+    }
+    return py::reinterpret_steal<py::bytes>(b);
   }
   py::array a = Raw();
   return py::bytes(static_cast<const char*>(a.data()),
@@ -696,13 +704,15 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
   f->path = path;
   try {
     py::gil_scoped_release nogil;
+    // Mapped first: Mapping::Open refuses what is not a regular file
+    // before anything opens it (a FIFO would block the detection's open).
+    std::shared_ptr<Mapping> map = Mapping::Open(path);
     std::string k = kind;
     if (k == "auto") {
       absl::StatusOr<std::string> t = DetectSnapshotType(path);
       if (!t.ok()) Throw(t.status(), path);
       k = *t == "snapshot" ? "classic" : *t;
     }
-    std::shared_ptr<Mapping> map = Mapping::Open(path);
     if (k == "decomposed") {
       f->kind = Kind::kDecomposed;
       BoxReadOptions box;
@@ -1112,7 +1122,10 @@ PYBIND11_MODULE(_decomposed, m) {
       "\"OUT_OF_RANGE\", \"RESOURCE_EXHAUSTED\", \"UNIMPLEMENTED\"), .frame "
       "the frame named (\"input 3 body\") and .offset the byte offset, each "
       "None when unknown.",
-      PyExc_ValueError, nullptr);
+      PyExc_ValueError, py::dict(py::arg("code") = py::none(),
+                                 py::arg("frame") = py::none(),
+                                 py::arg("offset") = py::none())
+                            .ptr());
   m.attr("FormatError") = py::reinterpret_borrow<py::object>(g_format_error);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -360,8 +360,11 @@ def test_os_errors(tmp_path):
         decomposed.open(str(tmp_path))
     fifo = str(tmp_path / "fifo")
     os.mkfifo(fifo)
-    with pytest.raises(OSError):  # refused, not blocked on
-        decomposed.open(fifo, kind="decomposed")
+    for kind in ("decomposed", "auto"):
+        with pytest.raises(OSError):  # refused, not blocked on
+            decomposed.open(fifo, kind=kind)
+    e = decomposed.FormatError("made by hand")
+    assert e.code is None and e.frame is None and e.offset is None
 
 
 def test_message_is_the_clis(tmp_path, cli):
