@@ -61,7 +61,7 @@ class CopySink {
 };
 
 void BM_WriteNpy(benchmark::State& state) {
-  HostTensor t{Data().data(), "torch.float32", {kRows, kCols}, {}};
+  HostTensor t{Data().data(), TorchType::kFloat32, {kRows, kCols}, {}};
   CopySink sink(Data().size() * 4);
   for (auto _ : state) {
     sink.Reset();
@@ -73,7 +73,7 @@ BENCHMARK(BM_WriteNpy);
 
 // pt reads the data twice: once for the CRC-32, once to write it.
 void BM_WritePt(benchmark::State& state) {
-  HostTensor t{Data().data(), "torch.float32", {kRows, kCols}, {}};
+  HostTensor t{Data().data(), TorchType::kFloat32, {kRows, kCols}, {}};
   CopySink sink(Data().size() * 4);
   for (auto _ : state) {
     sink.Reset();
@@ -85,7 +85,7 @@ BENCHMARK(BM_WritePt);
 
 // A transposed view: the strided gather into C order.
 void BM_WriteNpyTransposed(benchmark::State& state) {
-  HostTensor t{Data().data(), "torch.float32", {kCols, kRows}, {1, kCols}};
+  HostTensor t{Data().data(), TorchType::kFloat32, {kCols, kRows}, {1, kCols}};
   CopySink sink(Data().size() * 4);
   for (auto _ : state) {
     sink.Reset();
@@ -97,7 +97,7 @@ BENCHMARK(BM_WriteNpyTransposed);
 
 // A row-sliced view (inner stride 1): rows copied element by element today.
 void BM_WriteNpyRowSlice(benchmark::State& state) {
-  HostTensor t{Data().data(), "torch.float32", {kRows, kCols / 2}, {kCols, 1}};
+  HostTensor t{Data().data(), TorchType::kFloat32, {kRows, kCols / 2}, {kCols, 1}};
   CopySink sink(Data().size() * 4);
   for (auto _ : state) {
     sink.Reset();

@@ -125,7 +125,7 @@ BENCHMARK(BM_BoxDecodeReference);
 
 void BM_BoxEncode(benchmark::State& state) {
   const std::vector<uint64_t>& values = Values();
-  std::string out(kBoxes * kMaxBoxBytes, '\0');
+  std::string out(kBoxes * limits::kMaxBoxBytes, '\0');
   for (auto _ : state) {
     char* p = out.data();
     for (uint64_t v : values) p += EncodeBox(v, p);

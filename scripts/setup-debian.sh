@@ -6,7 +6,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev
-      nlohmann-json3-dev zlib1g-dev
+      nlohmann-json3-dev zlib1g-dev libcli11-dev
       python3 python3-numpy python3-torch)
 PKGS+=(pybind11-dev python3-dev python3-pytest python3-protobuf)
 # --fuzz: also clang-14 and its runtime libraries (libFuzzer, ASan), for

@@ -33,7 +33,7 @@ using ::testing::HasSubstr;
 constexpr uint64_t kMax = ~uint64_t{0};
 
 std::string Encode(uint64_t v, BoxWriteOptions o = {}) {
-  char buf[kMaxBoxBytes];
+  char buf[limits::kMaxBoxBytes];
   return std::string(buf, EncodeBox(v, buf, o));
 }
 
@@ -249,14 +249,14 @@ TEST(BoxTest, NoValueReaches128Bytes) {
       for (uint64_t v : {lo, hi, lo | (hi >> 1)}) {
         std::string b = Encode(v, o);
         EXPECT_LT(b.size(), 128u);
-        EXPECT_LE(b.size(), kMaxBoxBytes);
+        EXPECT_LE(b.size(), limits::kMaxBoxBytes);
         EXPECT_EQ(static_cast<unsigned char>(b[0]), b.size() - 1);
         EXPECT_LT(static_cast<unsigned char>(b[0]), 0x80);
         largest = std::max(largest, b.size());
       }
     }
   }
-  EXPECT_EQ(largest, kMaxBoxBytes);
+  EXPECT_EQ(largest, limits::kMaxBoxBytes);
   EXPECT_EQ(Encode(kMax, BoxWriteOptions{true}).size(), 19u);
   EXPECT_EQ(Encode(kMax).size(), 13u);
 }

@@ -122,7 +122,7 @@ TEST(TorchPickle, GoldenFloat8UsesV3AndBytes) {
 
 TEST(Npy, Bf16IsV2AndRaw) {
   uint16_t v[3] = {0x3f80, 0x4000, 0xc040};
-  HostTensor t{v, "torch.bfloat16", {3}, {}};
+  HostTensor t{v, TorchType::kBFloat16, {3}, {}};
   std::string out;
   StringSink s(&out);
   ASSERT_TRUE(WriteNpyTensor(t, s).ok());
@@ -134,7 +134,7 @@ TEST(Npy, Bf16IsV2AndRaw) {
 
 TEST(Npy, NoNumpyRepresentationAsksForPt) {
   uint32_t v[1] = {0};
-  HostTensor t{v, "torch.complex32", {1}, {}};
+  HostTensor t{v, TorchType::kComplex32, {1}, {}};
   std::string out;
   StringSink s(&out);
   absl::Status st = WriteNpyTensor(t, s);
@@ -145,7 +145,7 @@ TEST(Npy, NoNumpyRepresentationAsksForPt) {
 TEST(HostTensor, StridedCopyIsCOrder) {
   // A (2, 3) int32 view of a (3, 2) buffer transposed.
   int32_t buf[6] = {0, 3, 1, 4, 2, 5};
-  HostTensor t{buf, "torch.int32", {2, 3}, {1, 2}};
+  HostTensor t{buf, TorchType::kInt32, {2, 3}, {1, 2}};
   auto l = ValidateHostTensor(t, "t");
   ASSERT_TRUE(l.ok());
   EXPECT_FALSE(l->contiguous);
@@ -177,7 +177,7 @@ TEST(HostTensor, StridedViewsAnyChunkSize) {
       for (int64_t b = 0; b < v.shape[1]; ++b)
         for (int64_t c = 0; c < v.shape[2]; ++c)
           want.push_back(buf[a * v.strides[0] + b * v.strides[1] + c * v.strides[2]]);
-    HostTensor t{buf.data(), "torch.int16", v.shape, v.strides};
+    HostTensor t{buf.data(), TorchType::kInt16, v.shape, v.strides};
     auto l = ValidateHostTensor(t, "t");
     ASSERT_TRUE(l.ok());
     for (size_t chunk : {1, 2, 3, 4, 6, 7, 64, 1 << 20}) {
@@ -197,13 +197,13 @@ TEST(HostTensor, StridedViewsAnyChunkSize) {
 
 TEST(HostTensor, Rejects) {
   int32_t b[1] = {0};
-  EXPECT_FALSE(ValidateHostTensor({b, "torch.int3", {1}, {}}, "x").ok());
-  EXPECT_FALSE(ValidateHostTensor({b, "torch.int32", {-1}, {}}, "x").ok());
-  EXPECT_FALSE(ValidateHostTensor({b, "torch.int32", {1, 1}, {1}}, "x").ok());
-  EXPECT_FALSE(ValidateHostTensor({nullptr, "torch.int32", {1}, {}}, "x").ok());
+  EXPECT_FALSE(ValidateHostTensor({b, static_cast<TorchType>(kNumTorchTypes), {1}, {}}, "x").ok());
+  EXPECT_FALSE(ValidateHostTensor({b, TorchType::kInt32, {-1}, {}}, "x").ok());
+  EXPECT_FALSE(ValidateHostTensor({b, TorchType::kInt32, {1, 1}, {1}}, "x").ok());
+  EXPECT_FALSE(ValidateHostTensor({nullptr, TorchType::kInt32, {1}, {}}, "x").ok());
   EXPECT_FALSE(ValidateHostTensor(
-      {b, "torch.int32", {1 << 30, 1 << 30, 1 << 30}, {}}, "x").ok());
-  EXPECT_TRUE(ValidateHostTensor({nullptr, "float", {0, 4}, {}}, "x").ok());
+      {b, TorchType::kInt32, {1 << 30, 1 << 30, 1 << 30}, {}}, "x").ok());
+  EXPECT_TRUE(ValidateHostTensor({nullptr, TorchType::kFloat32, {0, 4}, {}}, "x").ok());
 }
 
 TEST(Meta, GoldenJson) {
@@ -218,7 +218,7 @@ TEST(Meta, GoldenJson) {
   m.selected_by = {"token", "request"};
   m.matches = {{0, "r-1", 11, "token"}};
   m.forward = ForwardInfo{{"r-1"}, {10}, false, 1, 42};
-  HostTensor t{nullptr, "torch.float", {0, 2}, {}};
+  HostTensor t{nullptr, TorchType::kFloat32, {0, 2}, {}};
   const char* want = R"({
   "call_index": 3,
   "dp_rank": 2,
@@ -280,7 +280,7 @@ TEST(Meta, NoContext) {
   "selected_by": [],
   "tp_rank": 0
 })";
-  EXPECT_EQ(FormatMetaJson(m, {}), want);
+  EXPECT_EQ(FormatMetaJson(m, std::span<const HostTensor>()), want);
 }
 
 CallMeta SimpleMeta(BundleFormat f) {
@@ -294,8 +294,8 @@ CallMeta SimpleMeta(BundleFormat f) {
 TEST(WriteBundle, WritesAllFilesAndNoTemp) {
   std::string root = TempRoot();
   float v[4] = {1, 2, 3, 4};
-  HostTensor ts[2] = {{v, "torch.float32", {4}, {}},
-                      {v, "torch.int32", {2, 2}, {}}};
+  HostTensor ts[2] = {{v, TorchType::kFloat32, {4}, {}},
+                      {v, TorchType::kInt32, {2, 2}, {}}};
   for (BundleFormat f : {BundleFormat::kNpy, BundleFormat::kPt}) {
     std::string dir = root + "/h/rank0/call" +
                       (f == BundleFormat::kNpy ? "0" : "1");
@@ -311,7 +311,7 @@ TEST(WriteBundle, WritesAllFilesAndNoTemp) {
 TEST(WriteBundle, NeverOverwrites) {
   std::string root = TempRoot();
   float v[1] = {1};
-  HostTensor t{v, "torch.float32", {1}, {}};
+  HostTensor t{v, TorchType::kFloat32, {1}, {}};
   std::string dir = root + "/call0";
   ASSERT_TRUE(WriteBundle(dir, {&t, 1}, SimpleMeta(BundleFormat::kNpy)).ok());
   std::string before = Slurp(dir + "/meta.json");
@@ -329,8 +329,8 @@ TEST(WriteBundle, NeverOverwrites) {
 TEST(WriteBundle, BadInputWritesNothing) {
   std::string root = TempRoot();
   uint32_t v[1] = {0};
-  HostTensor ts[2] = {{v, "torch.float32", {1}, {}},
-                      {v, "torch.complex32", {1}, {}}};
+  HostTensor ts[2] = {{v, TorchType::kFloat32, {1}, {}},
+                      {v, TorchType::kComplex32, {1}, {}}};
   absl::Status s =
       WriteBundle(root + "/h/rank0/call0", ts, SimpleMeta(BundleFormat::kNpy));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
@@ -340,7 +340,7 @@ TEST(WriteBundle, BadInputWritesNothing) {
 
 TEST(FailureInjection, FailingSinkMidway) {
   std::vector<float> v(1000, 1.5f);
-  HostTensor t{v.data(), "torch.float32", {1000}, {}};
+  HostTensor t{v.data(), TorchType::kFloat32, {1000}, {}};
   for (uint64_t budget : {0, 10, 64, 100, 1000, 4000}) {
     FailingSink a(budget);
     EXPECT_FALSE(WriteNpyTensor(t, a).ok()) << budget;
@@ -355,7 +355,7 @@ TEST(FailureInjection, DevFull) {
   int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
   if (fd < 0) GTEST_SKIP() << "no /dev/full";
   std::vector<float> v(1 << 16, 2.0f);
-  HostTensor t{v.data(), "torch.float32", {1 << 16}, {}};
+  HostTensor t{v.data(), TorchType::kFloat32, {1 << 16}, {}};
   FdSink sink{OwnedFd(fd)};
   absl::Status s = WritePtTensor(t, sink);
   EXPECT_FALSE(s.ok());
@@ -368,9 +368,9 @@ TEST(FailureInjection, FileSizeLimitMidwayLeavesNoCallDir) {
   std::string root = TempRoot();
   std::vector<float> small(4, 1.0f);
   std::vector<float> big(1 << 16, 1.0f);  // 256 KiB
-  HostTensor ts[3] = {{small.data(), "torch.float32", {4}, {}},
-                      {big.data(), "torch.float32", {1 << 16}, {}},
-                      {small.data(), "torch.float32", {4}, {}}};
+  HostTensor ts[3] = {{small.data(), TorchType::kFloat32, {4}, {}},
+                      {big.data(), TorchType::kFloat32, {1 << 16}, {}},
+                      {small.data(), TorchType::kFloat32, {4}, {}}};
   struct sigaction ign{}, old{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGXFSZ, &ign, &old);
@@ -397,7 +397,7 @@ TEST(FailureInjection, UnusableDirectory) {
   std::string root = TempRoot();
   { std::ofstream(root + "/file") << "x"; }
   float v[1] = {1};
-  HostTensor t{v, "torch.float32", {1}, {}};
+  HostTensor t{v, TorchType::kFloat32, {1}, {}};
   absl::Status s =
       WriteBundle(root + "/file/h/call0", {&t, 1}, SimpleMeta(BundleFormat::kPt));
   EXPECT_FALSE(s.ok());

@@ -2,12 +2,10 @@
 # python3-torch, at /usr/bin/python3).
 add_executable(capture_interop_writer ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop_writer.cc)
 target_link_libraries(capture_interop_writer PRIVATE decomposed_lib)
-if(EXISTS /usr/bin/python3)
-  add_test(NAME capture_interop
-           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop.py
-                   --writer $<TARGET_FILE:capture_interop_writer>
-                   --cli $<TARGET_FILE:decomposed_cli>
-                   --workdir ${CMAKE_CURRENT_BINARY_DIR}/capture_interop
-                   --unpack $<$<TARGET_EXISTS:snapshot_unpack>:$<TARGET_FILE:snapshot_unpack>>)
-  set_tests_properties(capture_interop PROPERTIES TIMEOUT 600)
-endif()
+add_test(NAME capture_interop
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop.py
+                 --writer $<TARGET_FILE:capture_interop_writer>
+                 --cli $<TARGET_FILE:decomposed_cli>
+                 --workdir ${CMAKE_CURRENT_BINARY_DIR}/capture_interop
+                 --unpack $<TARGET_FILE:snapshot_unpack>)
+set_tests_properties(capture_interop PROPERTIES TIMEOUT 600)

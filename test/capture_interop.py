@@ -222,15 +222,15 @@ def check_replay(cli, unpack, root, work):
                       and not os.path.exists(dec), f"complex32 to-decomposed: {r.stderr}")
                 continue
             check(r.returncode == 0, f"to-decomposed {cdir}: {r.stderr}")
-            if unpack:
-                out = os.path.join(work, f"un_{attr}_{fmt}") + "/"
-                os.makedirs(out)
-                r = subprocess.run([unpack, dec, "--snapshot-type=decomposed",
-                                    "--output-prefix=" + out], capture_output=True, text=True)
-                check(r.returncode == 0, f"snapshot-unpack {dec}: {r.stderr}")
-                got = open(out + "value_input0.npy", "rb").read()
-                check(got.endswith(want), f"snapshot-unpack {attr}: values")
-                check(open(out + "model.hlo", "rb").read() == module, "module bytes")
+            # snapshot-unpack reads the decomposed file.
+            out = os.path.join(work, f"un_{attr}_{fmt}") + "/"
+            os.makedirs(out)
+            r = subprocess.run([unpack, dec, "--snapshot-type=decomposed",
+                                "--output-prefix=" + out], capture_output=True, text=True)
+            check(r.returncode == 0, f"snapshot-unpack {dec}: {r.stderr}")
+            got = open(out + "value_input0.npy", "rb").read()
+            check(got.endswith(want), f"snapshot-unpack {attr}: values")
+            check(open(out + "model.hlo", "rb").read() == module, "module bytes")
             for back in ("npy", "pt"):
                 if back == "npy" and descr is None:
                     continue
@@ -280,7 +280,7 @@ def main():
     ap.add_argument("--writer", required=True)
     ap.add_argument("--cli", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--unpack", default="")
+    ap.add_argument("--unpack", required=True)
     a = ap.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
@@ -330,22 +330,19 @@ def main():
           f"zip64: {t}")
     os.unlink(z)
     # The CLI reads and verifies what the library wrote.
-    if os.path.exists(a.cli):
-        r = subprocess.run([a.cli, "bundle", "ls", root, "--json"],
+    r = subprocess.run([a.cli, "bundle", "ls", root, "--json"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"bundle ls: {r.stderr}")
+    listed = json.loads(r.stdout) if r.returncode == 0 else []
+    check(len(listed) == stats["npy"] + stats["pt"],
+          f"bundle ls listed {len(listed)}")
+    for b in listed:
+        v = subprocess.run([a.cli, "bundle", "verify", b["path"]],
                            capture_output=True, text=True)
-        if "unknown command" not in r.stderr:
-            check(r.returncode == 0, f"bundle ls: {r.stderr}")
-            listed = json.loads(r.stdout)
-            check(len(listed) == stats["npy"] + stats["pt"],
-                  f"bundle ls listed {len(listed)}")
-            for b in listed:
-                v = subprocess.run([a.cli, "bundle", "verify", b["path"]],
-                                   capture_output=True, text=True)
-                check(v.returncode == 0, f"bundle verify {b['path']}: {v.stderr}")
+        check(v.returncode == 0, f"bundle verify {b['path']}: {v.stderr}")
     # Bundles written by PyTorch and NumPy themselves, read by our reader.
-    if os.path.exists(a.cli):
-        check_foreign_bundles(a.cli, os.path.join(a.workdir, "foreign"))
-        stats["replayed"] = check_replay(a.cli, a.unpack, root, a.workdir)
+    check_foreign_bundles(a.cli, os.path.join(a.workdir, "foreign"))
+    stats["replayed"] = check_replay(a.cli, a.unpack, root, a.workdir)
     print(f"torch {torch.__version__}, numpy {np.__version__}: "
           f"{stats['npy']} npy bundles, {stats['pt']} pt bundles, "
           f"{stats['pt_loaded']} loaded by torch.load; need a newer PyTorch: "

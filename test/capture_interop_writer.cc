@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
                                         : Pattern(k, di, d);
         }
         HostTensor t;
-        t.dtype = std::string(d.name);
+        t.dtype = d.type;
         t.shape = l.shape;
         std::vector<uint8_t> storage = logical;
         if (l.transposed) {
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   {
     float v[10];
     for (int i = 0; i < 10; ++i) v[i] = static_cast<float>(i);
-    HostTensor t{v, "torch.float32", {10}, {}};
+    HostTensor t{v, TorchType::kFloat32, {10}, {}};
     decomposed::AtomicFileSink out;
     PtWriteOptions o;
     o.archive_name = "zip64";

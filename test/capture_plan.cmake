@@ -1,6 +1,4 @@
 # The `decomposed capture plan` dry run against hand-worked plans.
-if(EXISTS /usr/bin/python3)
-  add_test(NAME capture_plan
-           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_plan.py
-                   $<TARGET_FILE:decomposed_cli>)
-endif()
+add_test(NAME capture_plan
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_plan.py
+                 $<TARGET_FILE:decomposed_cli>)

@@ -12,7 +12,8 @@
 #include "decomposed/capture/replay.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/inspect.h"
-#include "decomposed/xla/literal_encoder.h"
+#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_decoder.h"
 #include "decomposed/snapshot/producer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -47,10 +48,10 @@ TEST(Replay, BundleToDecomposedAndBack) {
   int64_t ids[2] = {-5, 1LL << 40};
   uint8_t flags[3] = {1, 0, 1};
   uint8_t f8[4] = {0x38, 0x40, 0x44, 0x48};
-  HostTensor ts[4] = {{bf, "torch.bfloat16", {3, 2}, {1, 3}},  // transposed view
-                      {ids, "torch.int64", {2}, {}},
-                      {flags, "torch.bool", {3}, {}},
-                      {f8, "torch.float8_e4m3fn", {2, 2}, {}}};
+  HostTensor ts[4] = {{bf, TorchType::kBFloat16, {3, 2}, {1, 3}},  // transposed view
+                      {ids, TorchType::kInt64, {2}, {}},
+                      {flags, TorchType::kBool, {3}, {}},
+                      {f8, TorchType::kFloat8E4M3FN, {2, 2}, {}}};
   for (BundleFormat f : {BundleFormat::kNpy, BundleFormat::kPt}) {
     std::string name(BundleFormatName(f));
     CallMeta m;
@@ -103,10 +104,130 @@ TEST(Replay, BundleToDecomposedAndBack) {
   }
 }
 
+std::string B(std::initializer_list<int> b) {
+  std::string s;
+  for (int x : b) s.push_back(static_cast<char>(x));
+  return s;
+}
+
+// Literal bodies written by hand (docs/format.md), and the C-order bytes
+// each must become in a bundle.
+struct HandLiteral {
+  std::string body;
+  TorchType dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+std::vector<HandLiteral> HandLiterals() {
+  return {
+      // U8[2,3]{0,1}: column-major 00 03 01 04 02 05 is [[0,1,2],[3,4,5]].
+      {B({0x0a, 0x0c, 0x10, 0x06, 0x1a, 0x02, 0x02, 0x03, 0x2a, 0x04, 0x0a,
+          0x02, 0x00, 0x01, 0x1a, 0x06, 0x00, 0x03, 0x01, 0x04, 0x02, 0x05}),
+       TorchType::kUInt8, {2, 3}, B({0, 1, 2, 3, 4, 5})},
+      // S32[3]{0} = [-1, 300, 0] as varints (-1 takes 10 bytes).
+      {B({0x0a, 0x0a, 0x10, 0x04, 0x1a, 0x01, 0x03, 0x2a, 0x03, 0x0a, 0x01,
+          0x00, 0x22, 0x0d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+          0xff, 0x01, 0xac, 0x02, 0x00}),
+       TorchType::kInt32, {3},
+       B({0xff, 0xff, 0xff, 0xff, 0x2c, 0x01, 0, 0, 0, 0, 0, 0})},
+      // U8[2,2,2]{0,2,1}: physical 00 04 01 05 02 06 03 07 is 0..7.
+      {B({0x0a, 0x0e, 0x10, 0x06, 0x1a, 0x03, 0x02, 0x02, 0x02, 0x2a, 0x05,
+          0x0a, 0x03, 0x00, 0x02, 0x01, 0x1a, 0x08, 0x00, 0x04, 0x01, 0x05,
+          0x02, 0x06, 0x03, 0x07}),
+       TorchType::kUInt8, {2, 2, 2}, B({0, 1, 2, 3, 4, 5, 6, 7})},
+      // PRED[3]{0} = 01 00 05: non-zero is true.
+      {B({0x0a, 0x0a, 0x10, 0x01, 0x1a, 0x01, 0x03, 0x2a, 0x03, 0x0a, 0x01,
+          0x00, 0x12, 0x03, 0x01, 0x00, 0x05}),
+       TorchType::kBool, {3}, B({1, 0, 1})},
+  };
+}
+
+TEST(Replay, HandLiteralsStreamIntoBothFormats) {
+  std::string root = TempRoot();
+  PackRequest req;
+  absl::StatusOr<std::string> snap =
+      SnapshotFromModule(std::string("\x0a\x01m\x12\x04main", 9));
+  ASSERT_TRUE(snap.ok());
+  req.snapshot = *snap;
+  const std::vector<HandLiteral> lits = HandLiterals();
+  for (const HandLiteral& l : lits) req.inputs.push_back(SerializedBody(l.body));
+  ASSERT_TRUE(PackToFile(req, root + "/hand.dec").ok());
+  for (BundleFormat f : {BundleFormat::kNpy, BundleFormat::kPt}) {
+    std::string out = root + "/" + std::string(BundleFormatName(f)) + "/call2";
+    DecomposedToBundleOptions o;
+    o.format = f;
+    absl::Status s = DecomposedToBundle(root + "/hand.dec", out, o);
+    ASSERT_TRUE(s.ok()) << s;
+    absl::StatusOr<Bundle> b = OpenBundle(out);
+    ASSERT_TRUE(b.ok()) << b.status();
+    // VerifyBundle checks every file, the .pt's CRC-32 included.
+    ASSERT_TRUE(VerifyBundle(*b).ok()) << VerifyBundle(*b);
+    EXPECT_EQ(b->meta["call_index"], 2);
+    ASSERT_EQ(b->inputs.size(), lits.size());
+    for (size_t i = 0; i < lits.size(); ++i) {
+      absl::StatusOr<LoadedTensor> t = LoadTensor(*b, i);
+      ASSERT_TRUE(t.ok()) << t.status();
+      EXPECT_EQ(t->dtype, &Torch(lits[i].dtype)) << i;
+      EXPECT_EQ(t->shape, lits[i].shape) << i;
+      EXPECT_EQ(t->bytes, lits[i].bytes) << i;
+    }
+  }
+}
+
+TEST(Replay, BundleWriterTakesKernelCopies) {
+  // F32[100000] from an FdSource with CopyMethod::kKernel into an npy
+  // tensor: past the source's window the decoder copies through the tensor
+  // sink's fd. shape: 10 0b 1a 03 a0 8d 06 (100000) 2a 03 0a 01 00; f32s
+  // (field 8, tag 42) of 400000 bytes (size varint 80 b5 18).
+  std::string root = TempRoot();
+  std::string data;
+  for (int i = 0; i < 400000; ++i) data.push_back(static_cast<char>(i * 7));
+  std::string head = B({0x0a, 0x0c, 0x10, 0x0b, 0x1a, 0x03, 0xa0, 0x8d, 0x06,
+                        0x2a, 0x03, 0x0a, 0x01, 0x00, 0x42, 0x80, 0xb5, 0x18});
+  std::string body = head + data;
+  std::string path = root + "/body.bin";
+  std::ofstream(path, std::ios::binary) << body;
+  absl::StatusOr<std::unique_ptr<BundleWriter>> w =
+      BundleWriter::Create(root + "/b/call0", BundleFormat::kNpy);
+  ASSERT_TRUE(w.ok()) << w.status();
+  OwnedFd fd;
+  ASSERT_TRUE(OpenForReading(path, &fd).ok());
+  FdSource src(std::move(fd), 4096);  // most bytes are past the window
+  LiteralDecodeOptions d;
+  d.copy = CopyMethod::kKernel;
+  LiteralPath p;
+  absl::Status s = DecodeLiteral(src, body.size(), Frame{"input", 0, "body"},
+                                 (*w)->NextTensor("input 0"), d, nullptr, &p);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(p, LiteralPath::kKernelCopy);
+  EXPECT_EQ((*w)->tensor_count(), 1u);
+  CallMeta m;
+  m.format = BundleFormat::kNpy;
+  ASSERT_TRUE((*w)->Commit(m).ok());
+  absl::StatusOr<Bundle> b = OpenBundle(root + "/b/call0");
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<LoadedTensor> t = LoadTensor(*b, 0);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->dtype, &Torch(TorchType::kFloat32));
+  EXPECT_EQ(t->bytes, data);
+}
+
+TEST(Replay, BundleWriterDroppedLeavesNothing) {
+  std::string root = TempRoot();
+  {
+    absl::StatusOr<std::unique_ptr<BundleWriter>> w =
+        BundleWriter::Create(root + "/b/call0", BundleFormat::kPt);
+    ASSERT_TRUE(w.ok());
+    uint8_t v[2] = {1, 2};
+    ASSERT_TRUE((*w)->AddTensor({v, TorchType::kUInt8, {2}, {}}).ok());
+  }
+  EXPECT_TRUE(ListDir(root + "/b").empty());
+}
+
 TEST(Replay, NoXlaTypeWritesNoFile) {
   std::string root = TempRoot();
   uint32_t c[1] = {0};
-  HostTensor t{c, "torch.complex32", {1}, {}};
+  HostTensor t{c, TorchType::kComplex32, {1}, {}};
   CallMeta m;
   ASSERT_TRUE(WriteBundle(root + "/call0", {&t, 1}, m).ok());
   absl::Status s =
@@ -146,7 +267,7 @@ TEST(Capturer, CaptureWritesTheSelectedBundle) {
   CaptureBudget budget(4, [](std::string_view) {});
   SnapshotCapturer cap(*cfg, "neff1", {6, 2, 1}, root, &budget);
   float x[2] = {1, 2};
-  HostTensor t{x, "torch.float32", {2}, {}};
+  HostTensor t{x, TorchType::kFloat32, {2}, {}};
   ForwardInfo prefill{{"a-1"}, {0}, true, 1, 0};
   ForwardInfo decode{{"pad?", "a-1"}, {3, 10}, false, 2, 1};
   auto d0 = cap.Capture(&prefill, {&t, 1});
@@ -170,7 +291,7 @@ TEST(Capturer, CaptureWritesTheSelectedBundle) {
   EXPECT_EQ(m["format"], "npy");
   // A write failure is returned (the reference aborts the forward).
   ForwardInfo again = decode;
-  HostTensor bad{x, "torch.complex32", {1}, {}};
+  HostTensor bad{x, TorchType::kComplex32, {1}, {}};
   auto d2 = cap.Capture(&again, {&bad, 1});
   EXPECT_EQ(d2.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(ListDir(root + "/neff1/rank6"), std::vector<std::string>{"call1"});

@@ -1,7 +1,5 @@
 # CLI --json output with strings (paths, environment values) that are not
 # UTF-8: no exception escapes, the output stays valid JSON.
-if(EXISTS /usr/bin/python3)
-  add_test(NAME cli_json_utf8
-           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli_json_utf8.py
-                   $<TARGET_FILE:decomposed_cli>)
-endif()
+add_test(NAME cli_json_utf8
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli_json_utf8.py
+                 $<TARGET_FILE:decomposed_cli>)

@@ -45,7 +45,7 @@ TEST(MakeDirectories, VeryLongPathIsAnErrorNotAStackOverflow) {
   const std::string call_dir =
       root + "/x" + std::string(200000, '/') + "y/call0";
   float v = 1;
-  capture::HostTensor t{&v, "torch.float32", {1}, {}};
+  capture::HostTensor t{&v, capture::TorchType::kFloat32, {1}, {}};
   capture::CallMeta m;
   m.hash = "h";
   m.format = capture::BundleFormat::kNpy;

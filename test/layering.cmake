@@ -16,9 +16,6 @@ foreach(d ${_codec_dirs})
        ${PROJECT_SOURCE_DIR}/include/decomposed/${d}/*.h)
   list(APPEND _codec_headers ${_h})
 endforeach()
-# Known to fail today (they include the npy layer); removed by the literal
-# codec split (issue 9). Entries may only be deleted.
-list(REMOVE_ITEM _codec_headers decomposed/xla/literal_decoder.h decomposed/xla/literal_encoder.h)
 set(_standalone_srcs)
 foreach(h ${_codec_headers})
   string(MAKE_C_IDENTIFIER ${h} id)

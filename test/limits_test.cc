@@ -1,8 +1,7 @@
-// Every limit in include/decomposed/limits.h (and kMaxScanRecords of
-// literal_scan.h), tested at the limit (accepted) and just past it
-// (rejected with kResourceExhausted, or the documented behaviour). The
-// inputs are hand-built bytes; docs/hardening.md lists the limits and their
-// reasons.
+// Every limit in include/decomposed/limits.h, tested at the limit (accepted)
+// and just past it (rejected with kResourceExhausted, or the documented
+// behaviour). The inputs are hand-built bytes; docs/testing-and-hardening.md
+// lists the limits and their reasons.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,7 +17,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/limits.h"
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/xla/shape.h"
 #include "gtest/gtest.h"
@@ -352,20 +351,20 @@ TEST(LimitsTest, ShapeBytesAtAndPastLimit) {
   std::string at = BodyWithShapeOf(limits::kMaxShapeBytes);
   ASSERT_FALSE(at.empty());
   MemorySource a(at);
-  absl::StatusOr<LiteralScan> s = ScanLiteralBody(a, at.size(), Frame{"b"});
+  absl::StatusOr<LiteralPlan> s = PlanLiteral(a, at.size(), Frame{"b"});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->shape.element_type, 11);
 
   std::string past = BodyWithShapeOf(limits::kMaxShapeBytes + 1);
   ASSERT_FALSE(past.empty());
   MemorySource b(past);
-  s = ScanLiteralBody(b, past.size(), Frame{"b"});
+  s = PlanLiteral(b, past.size(), Frame{"b"});
   EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
   // Split over two shape records (merged by protobuf rules): same limit.
   std::string half = BodyWithShapeOf(limits::kMaxShapeBytes / 2 + 1);
   std::string two = half + half;
   MemorySource c(two);
-  s = ScanLiteralBody(c, two.size(), Frame{"b"});
+  s = PlanLiteral(c, two.size(), Frame{"b"});
   EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
 }
 
@@ -411,24 +410,25 @@ TEST(LimitsTest, BufferedSourcesHoldAtLeastMaxPull) {
   EXPECT_TRUE(src.status().ok());
 }
 
-// --- kMaxScanRecords (literal_scan.h) --------------------------------------
+// --- kMaxTupleLiterals --------------------------------------------------------------
 
-TEST(LimitsTest, ScanRecordsAtAndPastLimit) {
-  std::string rec = Tag(8, 5) + std::string(4, '\0');  // one f32, unpacked
+TEST(LimitsTest, TupleLiteralsAtAndPastLimit) {
+  std::string rec = Tag(10, 2) + Varint(0);  // an empty tuple element
   std::string at;
-  for (size_t i = 0; i < kMaxScanRecords; ++i) at += rec;
+  at.reserve(rec.size() * (limits::kMaxTupleLiterals + 1));
+  for (size_t i = 0; i < limits::kMaxTupleLiterals; ++i) at += rec;
   MemorySource a(at);
-  absl::StatusOr<LiteralScan> s = ScanLiteralBody(a, at.size(), Frame{"b"});
+  absl::StatusOr<LiteralPlan> s = PlanLiteral(a, at.size(), Frame{"b"});
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->records.size(), kMaxScanRecords);
-  EXPECT_FALSE(s->records_truncated);
+  EXPECT_EQ(s->tuple_literals.size(), limits::kMaxTupleLiterals);
+  EXPECT_EQ(s->records, limits::kMaxTupleLiterals);
   std::string past = at + rec;
   MemorySource b(past);
-  s = ScanLiteralBody(b, past.size(), Frame{"b"});
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->records.size(), kMaxScanRecords);
-  EXPECT_TRUE(s->records_truncated);
-  EXPECT_EQ(s->data_bytes, 4 * (kMaxScanRecords + 1));  // totals still count
+  s = PlanLiteral(b, past.size(), Frame{"b"});
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("at most 1048576 tuple_literals"),
+            std::string::npos)
+      << s.status();
 }
 
 }  // namespace

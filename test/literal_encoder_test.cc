@@ -1,3 +1,4 @@
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/xla/literal_encoder.h"
 
 #include <cstring>
@@ -140,7 +141,9 @@ class AllTypes : public ::testing::TestWithParam<int> {};
 TEST_P(AllTypes, MatchesProtobufAndRoundTrips) {
   const PrimitiveType t = static_cast<PrimitiveType>(GetParam());
   const PrimitiveTypeInfo& info = Info(t);
-  if (info.encoding == DataEncoding::kNone) GTEST_SKIP();
+  if (info.encoding == DataEncoding::kNone) {
+    GTEST_SKIP() << info.name << " has no literal encoding (not an array type)";
+  }
   for (std::vector<int64_t> dims :
        {std::vector<int64_t>{}, {5}, {3, 4}, {2, 0, 3}, {2, 3, 5}}) {
     uint64_t n = 1;

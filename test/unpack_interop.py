@@ -15,7 +15,7 @@ with numpy.load and compares it with the expected array. It also checks the
 module bytes, the .npy.meta sidecar, and that a failing run keeps finished
 files and leaves no partial file.
 
-usage: unpack_interop.py <snapshot-unpack> <scratch dir> [<decomposed CLI> <example file>]
+usage: unpack_interop.py <snapshot-unpack> <scratch dir> <decomposed CLI> <example file>
 """
 import json
 import os
@@ -404,18 +404,17 @@ def main():
 
     # The multi-command CLI on the committed example (examples/make_example.py
     # documents its content): prints what it wrote, files load as expected.
-    if len(sys.argv) > 4:
-        cli, example = sys.argv[3], sys.argv[4]
-        d = fresh(os.path.join(scratch, "out_cli")) + "sub/"
-        r = run(cli, ["unpack", "--snapshot-type=decomposed", "--dump-snapshot-outputs",
-                      "--output-prefix=" + d, example])
-        check(r.returncode == 0, "decomposed unpack: " + r.stderr)
-        check(r.stdout.count("wrote ") == 4 and "unpacked 4 files" in r.stdout,
-              "decomposed unpack output: " + r.stdout)
-        x = np.array([[0.5, 1, 1.5], [2, 2.5, 3]], dtype=np.float32)
-        compare(d + "value_input0.npy", x, "F32", "example input 0")
-        compare(d + "value_input1.npy", np.array([-2, -1, 0, 7], dtype=np.int32), "S32", "example input 1")
-        compare(d + "snapshot_output0.npy", 2 * x, "F32", "example output 0")
+    cli, example = sys.argv[3], sys.argv[4]
+    d = fresh(os.path.join(scratch, "out_cli")) + "sub/"
+    r = run(cli, ["unpack", "--snapshot-type=decomposed", "--dump-snapshot-outputs",
+                  "--output-prefix=" + d, example])
+    check(r.returncode == 0, "decomposed unpack: " + r.stderr)
+    check(r.stdout.count("wrote ") == 4 and "unpacked 4 files" in r.stdout,
+          "decomposed unpack output: " + r.stdout)
+    x = np.array([[0.5, 1, 1.5], [2, 2.5, 3]], dtype=np.float32)
+    compare(d + "value_input0.npy", x, "F32", "example input 0")
+    compare(d + "value_input1.npy", np.array([-2, -1, 0, 7], dtype=np.int32), "S32", "example input 1")
+    compare(d + "snapshot_output0.npy", 2 * x, "F32", "example output 0")
 
     print("checked %d arrays over %d types; %d failures" % (total, len(TYPES), len(failures)))
     shutil.rmtree(scratch, ignore_errors=True)

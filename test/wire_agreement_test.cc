@@ -1,4 +1,4 @@
-// Our hand-written decoders (ParseShape, ScanLiteralBody,
+// Our hand-written decoders (ParseShape, PlanLiteral,
 // DecodeLiteralToNpy) read what protobuf reads, and refuse what it refuses,
 // where the wire allows more than one reading. Bytes are hand-encoded; each
 // case also asks protobuf itself.
@@ -6,8 +6,8 @@
 
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/xla/literal_decoder.h"
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/npy/literal_to_npy.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/proto/xla_data.pb.h"
 #include "decomposed/xla/shape.h"
 #include "gmock/gmock.h"
@@ -232,8 +232,8 @@ TEST(LiteralWire, TagOver32BitsIsRefusedByTheScanAndTheDecoder) {
   EXPECT_FALSE(proto.ParseFromString(body));
 
   MemorySource scan_src(body);
-  absl::StatusOr<LiteralScan> scan =
-      ScanLiteralBody(scan_src, body.size(), Frame{"input", 0, "body"});
+  absl::StatusOr<LiteralPlan> scan =
+      PlanLiteral(scan_src, body.size(), Frame{"input", 0, "body"});
   EXPECT_EQ(scan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(scan.status().message(),
               testing::HasSubstr("found tag 34359738378 (over 32 bits) "
@@ -257,8 +257,8 @@ TEST(LiteralWire, ShapeOccurrencesMergeButEachMustBeWellFormed) {
   EXPECT_EQ(proto.shape().element_type(), xla::F32);
   EXPECT_EQ(proto.shape().dimensions_size(), 1);
   MemorySource src(merged);
-  absl::StatusOr<LiteralScan> scan =
-      ScanLiteralBody(src, merged.size(), Frame{"input", 0, "body"});
+  absl::StatusOr<LiteralPlan> scan =
+      PlanLiteral(src, merged.size(), Frame{"input", 0, "body"});
   ASSERT_TRUE(scan.ok()) << scan.status();
   EXPECT_EQ(scan->shape.ToString(), "F32[3]");
 
@@ -268,7 +268,7 @@ TEST(LiteralWire, ShapeOccurrencesMergeButEachMustBeWellFormed) {
   const std::string split("\x0a\x01\x10\x0a\x01\x0b", 6);
   EXPECT_FALSE(proto.ParseFromString(split));
   MemorySource split_src(split);
-  scan = ScanLiteralBody(split_src, split.size(), Frame{"input", 0, "body"});
+  scan = PlanLiteral(split_src, split.size(), Frame{"input", 0, "body"});
   EXPECT_EQ(scan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(scan.status().message(),
               testing::HasSubstr("input 0 shape: expected a well-formed "

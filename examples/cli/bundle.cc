@@ -3,10 +3,11 @@
 // decomposed bundle to-decomposed CALL_DIR --module model.hlo -o FILE
 // decomposed bundle from-decomposed FILE -o CALL_DIR [--format npy|pt]
 //     [--hash H] [--global-rank G --tp-rank T --dp-rank D] [--call-index N]
+//     [--lenient-length-byte]
 #include <iostream>
+#include <memory>
 
 #include "command.h"
-#include "absl/strings/numbers.h"
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/replay.h"
 #include "nlohmann/json.hpp"
@@ -16,39 +17,41 @@ namespace {
 
 using namespace decomposed::capture;
 
-int Ls(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json"});
-  if (!args.ok() || args.positional().size() != 1) {
-    std::cerr << "decomposed bundle ls: "
-              << (args.ok() ? "expected one ROOT" : args.error())
-              << "\nusage: decomposed bundle ls ROOT [--json]\n";
-    return 2;
-  }
-  absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(args.positional()[0]);
-  if (!refs.ok()) {
-    std::cerr << "decomposed bundle ls: " << refs.status().message() << "\n";
-    return 1;
-  }
-  nlohmann::json out = nlohmann::json::array();
-  for (const BundleRef& r : *refs) {
-    nlohmann::json j{{"path", r.path},
-                     {"hash", r.hash},
-                     {"global_rank", r.global_rank},
-                     {"call_index", r.call_index},
-                     {"complete", r.complete}};
-    if (r.complete) {
-      absl::StatusOr<Bundle> b = OpenBundle(r.path);
-      if (b.ok()) {
-        j["format"] = std::string(BundleFormatName(b->format));
-        j["inputs"] = b->inputs.size();
-        if (b->meta.contains("selected_by")) j["selected_by"] = b->meta["selected_by"];
-      } else {
-        j["error"] = std::string(b.status().message());
+Action SetupLs(CLI::App& app) {
+  struct State {
+    std::string root;
+    bool json = false;
+  };
+  auto st = std::make_shared<State>();
+  app.add_option("ROOT", st->root, "<root>/<hash>/rank<G>/call<N>/")
+      ->required();
+  app.add_flag("--json", st->json, "print JSON");
+  return [st, &app] {
+    absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(st->root);
+    if (!refs.ok()) return Fail(app, refs.status());
+    nlohmann::json out = nlohmann::json::array();
+    for (const BundleRef& r : *refs) {
+      nlohmann::json j{{"path", r.path},
+                       {"hash", r.hash},
+                       {"global_rank", r.global_rank},
+                       {"call_index", r.call_index},
+                       {"complete", r.complete}};
+      if (r.complete) {
+        absl::StatusOr<Bundle> b = OpenBundle(r.path);
+        if (b.ok()) {
+          j["format"] = std::string(BundleFormatName(b->format));
+          j["inputs"] = b->inputs.size();
+          if (b->meta.contains("selected_by")) {
+            j["selected_by"] = b->meta["selected_by"];
+          }
+        } else {
+          j["error"] = std::string(b.status().message());
+        }
       }
-    }
-    if (args.Has("json")) {
-      out.push_back(std::move(j));
-    } else {
+      if (st->json) {
+        out.push_back(std::move(j));
+        continue;
+      }
       std::cout << r.hash << "\trank" << r.global_rank << "\tcall"
                 << r.call_index << "\t"
                 << (!r.complete ? "incomplete (no meta.json)"
@@ -56,111 +59,89 @@ int Ls(const std::vector<std::string>& argv) {
                         ? "invalid: " + j["error"].get<std::string>()
                         : j["format"].get<std::string>() + ", " +
                               std::to_string(j["inputs"].get<size_t>()) +
-                              " inputs, selected_by " + DumpJson(j["selected_by"], -1))
+                              " inputs, selected_by " +
+                              DumpJson(j["selected_by"], -1))
                 << "\n";
     }
-  }
-  if (args.Has("json")) std::cout << DumpJson(out) << "\n";
-  return 0;
-}
-
-int Verify(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {});
-  if (!args.ok() || args.positional().size() != 1) {
-    std::cerr << "decomposed bundle verify: "
-              << (args.ok() ? "expected one CALL_DIR" : args.error())
-              << "\nusage: decomposed bundle verify CALL_DIR\n";
-    return 2;
-  }
-  absl::StatusOr<Bundle> b = OpenBundle(args.positional()[0]);
-  absl::Status s = b.ok() ? VerifyBundle(*b) : b.status();
-  if (!s.ok()) {
-    std::cerr << "decomposed bundle verify: " << s.message() << "\n";
-    return 1;
-  }
-  std::cout << b->path << ": ok, " << b->inputs.size() << " "
-            << BundleFormatName(b->format) << " inputs\n";
-  for (const BundleInput& in : b->inputs) {
-    std::cout << "  tensor" << in.index << " " << in.dtype->name << " "
-              << nlohmann::json(in.shape).dump() << " " << in.byte_size
-              << " bytes\n";
-  }
-  return 0;
-}
-
-int ToDecomposed(const std::vector<std::string>& argv) {
-  Args args(argv, {"module", "o"}, {});
-  if (!args.ok() || args.positional().size() != 1 || !args.Has("module") ||
-      !args.Has("o")) {
-    std::cerr << "decomposed bundle to-decomposed: "
-              << (args.ok() ? "expected CALL_DIR, --module and -o" : args.error())
-              << "\nusage: decomposed bundle to-decomposed CALL_DIR --module "
-                 "model.hlo -o FILE\n";
-    return 2;
-  }
-  absl::Status s = BundleToDecomposed(args.positional()[0], args.Get("module"),
-                                      args.Get("o"));
-  if (!s.ok()) {
-    std::cerr << "decomposed bundle to-decomposed: " << s.message() << "\n";
-    return 1;
-  }
-  return 0;
-}
-
-int FromDecomposed(const std::vector<std::string>& argv) {
-  Args args(argv,
-            {"o", "format", "hash", "global-rank", "tp-rank", "dp-rank",
-             "call-index"},
-            {"lenient-length-byte"});
-  DecomposedToBundleOptions o;
-  bool ok = args.ok() && args.positional().size() == 1 && args.Has("o");
-  std::string fmt = args.Get("format", "pt");
-  if (fmt == "npy") {
-    o.format = BundleFormat::kNpy;
-  } else if (fmt != "pt") {
-    ok = false;
-  }
-  auto num = [&](std::string_view name, int64_t* out) {
-    if (!args.Has(name)) return true;
-    return absl::SimpleAtoi(args.Get(name), out) && *out >= 0;
+    if (st->json) std::cout << DumpJson(out) << "\n";
+    return kExitOk;
   };
-  ok = ok && num("global-rank", &o.global_rank) && num("tp-rank", &o.tp_rank) &&
-       num("dp-rank", &o.dp_rank) && num("call-index", &o.call_index);
-  if (!ok) {
-    std::cerr << "decomposed bundle from-decomposed: "
-              << (args.ok() ? "expected FILE and -o CALL_DIR (format npy|pt, "
-                              "non-negative ranks)"
-                            : args.error())
-              << "\nusage: decomposed bundle from-decomposed FILE -o CALL_DIR "
-                 "[--format npy|pt] [--hash H] [--global-rank G --tp-rank T "
-                 "--dp-rank D] [--call-index N]\n";
-    return 2;
-  }
-  o.hash = args.Get("hash");
-  o.lenient_length_byte = args.Has("lenient-length-byte");
-  absl::Status s = DecomposedToBundle(args.positional()[0], args.Get("o"), o);
-  if (!s.ok()) {
-    std::cerr << "decomposed bundle from-decomposed: " << s.message() << "\n";
-    return 1;
-  }
-  return 0;
 }
 
-const Registrar kLs({"bundle ls",
-                     "bundle ls ROOT [--json]   list input-snapshot bundles",
-                     &Ls});
+Action SetupVerify(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  app.add_option("CALL_DIR", *dir, "one bundle's call directory")->required();
+  return [dir, &app] {
+    absl::StatusOr<Bundle> b = OpenBundle(*dir);
+    absl::Status s = b.ok() ? VerifyBundle(*b) : b.status();
+    if (!s.ok()) return Fail(app, s);
+    std::cout << b->path << ": ok, " << b->inputs.size() << " "
+              << BundleFormatName(b->format) << " inputs\n";
+    for (const BundleInput& in : b->inputs) {
+      std::cout << "  tensor" << in.index << " " << in.dtype->name << " "
+                << nlohmann::json(in.shape).dump() << " " << in.byte_size
+                << " bytes\n";
+    }
+    return kExitOk;
+  };
+}
+
+Action SetupToDecomposed(CLI::App& app) {
+  struct State {
+    std::string dir, module, out;
+  };
+  auto st = std::make_shared<State>();
+  app.add_option("CALL_DIR", st->dir, "one bundle's call directory")
+      ->required();
+  app.add_option("--module", st->module, "a serialized HloModuleProto")
+      ->required();
+  app.add_option("-o", st->out, "the decomposed file to write")->required();
+  return [st, &app] {
+    absl::Status s = BundleToDecomposed(st->dir, st->module, st->out);
+    if (!s.ok()) return Fail(app, s);
+    return kExitOk;
+  };
+}
+
+Action SetupFromDecomposed(CLI::App& app) {
+  struct State {
+    std::string file, dir, format = "pt";
+    DecomposedToBundleOptions options;
+  };
+  auto st = std::make_shared<State>();
+  DecomposedToBundleOptions& o = st->options;
+  app.add_option("FILE", st->file, "a decomposed file")->required();
+  app.add_option("-o", st->dir, "the call directory to write")->required();
+  app.add_option("--format", st->format, "tensor file format")
+      ->check(CLI::IsMember({"npy", "pt"}))
+      ->capture_default_str();
+  app.add_option("--hash", o.hash,
+                 "meta.json's hash (default: FILE's base name)");
+  AddRankOptions(app, &o.global_rank, &o.tp_rank, &o.dp_rank);
+  app.add_option("--call-index", o.call_index,
+                 "meta.json's call index (default: from a call<N> directory "
+                 "name, else 0)")
+      ->check(kNonNegative);
+  app.add_flag("--lenient-length-byte", o.lenient_length_byte,
+               "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  return [st, &app] {
+    st->options.format =
+        st->format == "npy" ? BundleFormat::kNpy : BundleFormat::kPt;
+    absl::Status s = DecomposedToBundle(st->file, st->dir, st->options);
+    if (!s.ok()) return Fail(app, s);
+    return kExitOk;
+  };
+}
+
+const Registrar kLs({"bundle ls", "list input-snapshot bundles", &SetupLs});
 const Registrar kVerify({"bundle verify",
-                         "bundle verify CALL_DIR   check meta.json against "
-                         "the tensor files",
-                         &Verify});
+                         "check meta.json against the tensor files",
+                         &SetupVerify});
 const Registrar kTo({"bundle to-decomposed",
-                     "bundle to-decomposed CALL_DIR --module model.hlo -o FILE"
-                     "   bundle tensors -> decomposed inputs",
-                     &ToDecomposed});
+                     "bundle tensors -> decomposed inputs",
+                     &SetupToDecomposed});
 const Registrar kFrom({"bundle from-decomposed",
-                       "bundle from-decomposed FILE -o CALL_DIR [--format "
-                       "npy|pt]   decomposed inputs -> bundle",
-                       &FromDecomposed});
+                       "decomposed inputs -> bundle", &SetupFromDecomposed});
 
 }  // namespace
 }  // namespace decomposed::cli

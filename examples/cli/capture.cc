@@ -7,7 +7,7 @@
 #include <memory>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "command.h"
 #include "decomposed/capture/capturer.h"
 #include "nlohmann/json.hpp"
@@ -18,43 +18,17 @@ namespace {
 using namespace decomposed::capture;
 using nlohmann::json;
 
-bool ParseRank(const Args& args, std::string_view name, int64_t* out) {
-  std::string v = args.Get(name, "0");
-  return absl::SimpleAtoi(v, out) && *out >= 0;
-}
-
-int Plan(const std::vector<std::string>& argv) {
-  Args args(argv, {"global-rank", "tp-rank", "dp-rank"}, {});
-  RankInfo rank;
-  if (!args.ok() || args.positional().size() != 1 ||
-      !ParseRank(args, "global-rank", &rank.global_rank) ||
-      !ParseRank(args, "tp-rank", &rank.tp_rank) ||
-      !ParseRank(args, "dp-rank", &rank.dp_rank)) {
-    std::cerr << "decomposed capture plan: "
-              << (!args.ok() ? args.error()
-                  : args.positional().size() != 1
-                      ? "expected one FORWARDS.json"
-                      : "ranks must be non-negative integers")
-              << "\nusage: decomposed capture plan [--global-rank G "
-                 "--tp-rank T --dp-rank D] FORWARDS.json\n";
-    return 2;
-  }
+int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
   absl::StatusOr<SnapshotConfig> config = ResolveSnapshotConfigFromEnvironment();
-  if (!config.ok()) {
-    std::cerr << "decomposed capture plan: " << config.status().message() << "\n";
-    return 1;
-  }
-  const std::string& path = args.positional()[0];
+  if (!config.ok()) return Fail(app, config.status());
   std::ifstream in(path);
   if (!in) {
-    std::cerr << "decomposed capture plan: cannot open " << path << "\n";
-    return 1;
+    return Fail(app, absl::NotFoundError(absl::StrCat("cannot open ", path)));
   }
   json forwards = json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (forwards.is_discarded() || !forwards.is_array()) {
-    std::cerr << "decomposed capture plan: " << path
-              << ": expected a JSON list of forwards\n";
-    return 1;
+    return Fail(app, absl::InvalidArgumentError(
+                         absl::StrCat(path, ": expected a JSON list of forwards")));
   }
   std::vector<std::string> budget_log;
   CaptureBudget budget(config->max_captures,
@@ -64,9 +38,8 @@ int Plan(const std::vector<std::string>& argv) {
   for (size_t k = 0; k < forwards.size(); ++k) {
     const json& f = forwards[k];
     auto bad = [&](std::string_view what) {
-      std::cerr << "decomposed capture plan: " << path << ": forward " << k
-                << ": " << what << "\n";
-      return 1;
+      return Fail(app, absl::InvalidArgumentError(absl::StrCat(
+                           path, ": forward ", k, ": ", Sv(what))));
     };
     if (!f.is_object()) return bad("not an object");
     std::optional<ForwardInfo> info;
@@ -122,13 +95,28 @@ int Plan(const std::vector<std::string>& argv) {
            {"budget_log", budget_log},
            {"captures", std::move(captures)}};
   std::cout << DumpJson(out) << "\n";
-  return 0;
+  return kExitOk;
+}
+
+Action Setup(CLI::App& app) {
+  struct State {
+    std::string forwards;
+    RankInfo rank;
+  };
+  auto st = std::make_shared<State>();
+  app.add_option("FORWARDS.json", st->forwards,
+                 "a JSON list of forwards: {req_ids, positions, is_prompt, "
+                 "max_generated, global_step, neffs}")
+      ->required();
+  AddRankOptions(app, &st->rank.global_rank, &st->rank.tp_rank,
+                 &st->rank.dp_rank);
+  return [st, &app] { return Plan(app, st->rank, st->forwards); };
 }
 
 const Registrar kPlan({"capture plan",
-                       "capture plan [--global-rank G --tp-rank T --dp-rank D] "
-                       "FORWARDS.json   dry-run the input-snapshot policy",
-                       &Plan});
+                       "dry-run the input-snapshot policy under the current "
+                       "environment",
+                       &Setup});
 
 }  // namespace
 }  // namespace decomposed::cli

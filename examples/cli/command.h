@@ -1,52 +1,67 @@
 // The `decomposed` CLI: each command lives in its own file and registers
-// itself here, so commands stay independent. The CLI is thin: argument
+// itself here; main.cc builds one CLI11 app from the registry, parses the
+// command line and runs the chosen command. The CLI is thin: argument
 // parsing and printing over library calls.
+//
+// One exit-code rule for every command:
+//   0  success;
+//   1  bad input or I/O: the library's error, printed to stderr as
+//      "decomposed <command>: <message>" (verify: some file is invalid);
+//   2  usage: an unknown option, a missing or extra argument, a bad option
+//      value. The reason and the command's help go to stderr.
+// `--help` (or -h) after any command prints its help to stdout and exits 0.
 #ifndef DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 #define DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 
-#include <map>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 
 namespace decomposed::cli {
 
-// Returns the process exit code: 0 ok, 1 error (bad input), 2 usage.
-using CommandFn = int (*)(const std::vector<std::string>& args);
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Runs a parsed command and returns kExitOk or kExitFailure. A usage error
+// that CLI11 cannot express (two options of which exactly one is needed, a
+// malformed INDEX=TYPE) is thrown as a CLI::ParseError (CLI::ValidationError,
+// CLI::RequiredError) before any work is done; main turns it into exit 2.
+using Action = std::function<int()>;
 
 struct Command {
-  std::string name;     // "inspect", "bundle ls", ...
-  std::string usage;    // one line
-  CommandFn run;
+  std::string path;         // "inspect", "bundle ls"
+  std::string description;  // one line, shown by --help
+  // Adds the command's options and positionals to `app` (its own CLI11
+  // subcommand), bound to state the returned action owns.
+  Action (*setup)(CLI::App& app);
 };
 
-std::map<std::string, Command>& Registry();
+std::vector<Command>& Registry();
 
 struct Registrar {
-  explicit Registrar(Command c) { Registry()[c.name] = std::move(c); }
+  explicit Registrar(Command c) { Registry().push_back(std::move(c)); }
 };
 
-// Minimal option scanner shared by the commands: "--name=value",
-// "--name value", "-o value"; bools "--flag". Unknown options are errors.
-class Args {
- public:
-  // `value_options` take a value; `flag_options` do not. Names without
-  // dashes; one-letter names are used with one dash.
-  Args(const std::vector<std::string>& argv,
-       std::vector<std::string> value_options,
-       std::vector<std::string> flag_options);
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
-  bool Has(std::string_view name) const;
-  std::string Get(std::string_view name, std::string def = "") const;
-  std::vector<std::string> GetAll(std::string_view name) const;
-  const std::vector<std::string>& positional() const { return positional_; }
+// "decomposed bundle ls": the command's words from the root app down.
+std::string CommandName(const CLI::App& app);
 
- private:
-  std::vector<std::pair<std::string, std::string>> values_;
-  std::vector<std::string> positional_;
-  std::string error_;
-};
+// Prints "<CommandName(app)>: <s.message()>" to stderr; returns kExitFailure.
+int Fail(const CLI::App& app, const absl::Status& s);
+
+// A check for int64 options: 0 .. INT64_MAX.
+inline const CLI::Range kNonNegative(int64_t{0},
+                                     std::numeric_limits<int64_t>::max());
+
+// Adds --global-rank, --tp-rank and --dp-rank (non-negative integers) bound
+// to the given fields, whose values are the defaults.
+void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
+                    int64_t* dp_rank);
 
 // Serialises a nlohmann::json (or ordered_json) for printing. Strings from
 // outside the program (paths, environment values) may hold bytes that are not

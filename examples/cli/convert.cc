@@ -1,62 +1,60 @@
 // decomposed convert IN OUT --to snapshot|decomposed
+//     [--lenient-length-byte] [--no-output-block] [--no-validate]
 #include <sys/stat.h>
 
-#include <iostream>
+#include <memory>
 
 #include "command.h"
-#include "progress.h"
 #include "decomposed/snapshot/producer.h"
+#include "progress.h"
 
 namespace decomposed::cli {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: decomposed convert IN OUT --to snapshot|decomposed\n"
-    "         [--lenient-length-byte] [--no-output-block] [--no-validate]\n"
-    "  --to snapshot    decomposed IN -> one classic HloSnapshot (< 2 GiB):\n"
-    "                   inputs -> arguments, outputs -> a TUPLE result\n"
-    "  --to decomposed  classic IN -> decomposed: arguments -> inputs, the\n"
-    "                   result's tuple elements -> outputs\n";
+struct State {
+  std::string in, out, to;
+  bool lenient = false, no_output_block = false, no_validate = false;
+};
 
-int Run(const std::vector<std::string>& argv) {
-  Args args(argv, {"to"},
-            {"lenient-length-byte", "no-output-block", "no-validate"});
-  auto usage = [](const std::string& why) {
-    std::cerr << "decomposed convert: " << why << "\n" << kUsage;
-    return 2;
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  app.add_option("IN", st->in, "the file to convert")->required();
+  app.add_option("OUT", st->out, "the file to write")->required();
+  app.add_option("--to", st->to,
+                 "snapshot: decomposed IN -> one classic HloSnapshot "
+                 "(< 2 GiB), inputs -> arguments, outputs -> a TUPLE result; "
+                 "decomposed: classic IN -> decomposed, arguments -> inputs, "
+                 "the result's tuple elements -> outputs")
+      ->required()
+      ->check(CLI::IsMember({"snapshot", "decomposed"}));
+  app.add_flag("--lenient-length-byte", st->lenient,
+               "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  app.add_flag("--no-output-block", st->no_output_block,
+               "omit region [2] when there are no outputs");
+  app.add_flag("--no-validate", st->no_validate,
+               "skip checking each literal body's wire format and shape");
+  return [st, &app] {
+    ConvertOptions options;
+    options.read.box.lenient_length_byte = st->lenient;
+    options.write.write_output_count = !st->no_output_block;
+    options.validate = !st->no_validate;
+    struct stat sb;
+    ProgressLine progress("convert",
+                          ::stat(st->in.c_str(), &sb) == 0 ? sb.st_size : 0);
+    options.progress = [&progress](uint64_t done) { progress.Update(done); };
+    absl::Status s = st->to == "snapshot"
+                         ? ConvertDecomposedToClassic(st->in, st->out, options)
+                         : ConvertClassicToDecomposed(st->in, st->out, options);
+    progress.Done();
+    if (!s.ok()) return Fail(app, s);
+    return kExitOk;
   };
-  if (!args.ok()) return usage(args.error());
-  if (args.positional().size() != 2) return usage("expected IN and OUT");
-  std::string to = args.Get("to");
-  if (to != "snapshot" && to != "decomposed") {
-    return usage("--to must be snapshot or decomposed");
-  }
-  ConvertOptions options;
-  options.read.box.lenient_length_byte = args.Has("lenient-length-byte");
-  options.write.write_output_count = !args.Has("no-output-block");
-  options.validate = !args.Has("no-validate");
-  const std::string& in = args.positional()[0];
-  const std::string& out = args.positional()[1];
-  struct stat st;
-  ProgressLine progress("convert",
-                        ::stat(in.c_str(), &st) == 0 ? st.st_size : 0);
-  options.progress = [&progress](uint64_t done) { progress.Update(done); };
-  absl::Status s = to == "snapshot"
-                       ? ConvertDecomposedToClassic(in, out, options)
-                       : ConvertClassicToDecomposed(in, out, options);
-  progress.Done();
-  if (!s.ok()) {
-    std::cerr << "decomposed convert: " << s.message() << "\n";
-    return 1;
-  }
-  return 0;
 }
 
-const Registrar kRegistrar(
-    {"convert",
-     "convert IN OUT --to snapshot|decomposed   between the decomposed and "
-     "classic HloSnapshot forms",
-     &Run});
+const Registrar kRegistrar({"convert",
+                            "between the decomposed and classic HloSnapshot "
+                            "forms",
+                            &Setup});
 
 }  // namespace
 }  // namespace decomposed::cli

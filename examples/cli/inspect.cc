@@ -1,5 +1,6 @@
 // decomposed inspect FILE [--json] [--lenient-length-byte]
 #include <iostream>
+#include <memory>
 
 #include "command.h"
 #include "decomposed/snapshot/inspect.h"
@@ -7,35 +8,34 @@
 namespace decomposed::cli {
 namespace {
 
-int Run(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"json", "lenient-length-byte"});
-  if (!args.ok() || args.positional().size() != 1) {
-    std::cerr << "decomposed inspect: "
-              << (args.ok() ? "expected one FILE" : args.error())
-              << "\nusage: decomposed inspect FILE [--json] "
-                 "[--lenient-length-byte]\n";
-    return 2;
-  }
+struct State {
+  std::string file;
+  bool json = false;
   InspectOptions options;
-  options.read.box.lenient_length_byte = args.Has("lenient-length-byte");
-  absl::StatusOr<InspectReport> r =
-      InspectDecomposedFile(args.positional()[0], options);
-  if (!r.ok()) {
-    std::cerr << "decomposed inspect: " << r.status().message() << "\n";
-    return 1;
-  }
-  if (args.Has("json")) {
-    std::cout << DumpJson(InspectReportJson(*r)) << "\n";
-  } else {
-    std::cout << InspectReportText(*r);
-  }
-  return 0;
+};
+
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  app.add_option("FILE", st->file, "a decomposed file")->required();
+  app.add_flag("--json", st->json, "print JSON");
+  app.add_flag("--lenient-length-byte",
+               st->options.read.box.lenient_length_byte,
+               "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  return [st, &app] {
+    absl::StatusOr<InspectReport> r =
+        InspectDecomposedFile(st->file, st->options);
+    if (!r.ok()) return Fail(app, r.status());
+    if (st->json) {
+      std::cout << DumpJson(InspectReportJson(*r)) << "\n";
+    } else {
+      std::cout << InspectReportText(*r);
+    }
+    return kExitOk;
+  };
 }
 
 const Registrar kRegistrar({"inspect",
-                            "inspect FILE [--json]   list every frame of a "
-                            "decomposed file",
-                            &Run});
+                            "list every frame of a decomposed file", &Setup});
 
 }  // namespace
 }  // namespace decomposed::cli

@@ -1,117 +1,109 @@
-// decomposed: a multi-command CLI over the library.
+// decomposed: a multi-command CLI over the library. One CLI11 app: each
+// registered command (command.h) is a subcommand; two-word commands
+// ("bundle ls") are subcommands of a group ("bundle").
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "command.h"
 
 namespace decomposed::cli {
 
-std::map<std::string, Command>& Registry() {
-  static auto* r = new std::map<std::string, Command>();
+std::vector<Command>& Registry() {
+  static auto* r = new std::vector<Command>();
   return *r;
 }
 
-Args::Args(const std::vector<std::string>& argv,
-           std::vector<std::string> value_options,
-           std::vector<std::string> flag_options) {
-  auto known = [](const std::vector<std::string>& v, const std::string& n) {
-    for (const auto& x : v)
-      if (x == n) return true;
-    return false;
-  };
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") {
-      for (++i; i < argv.size(); ++i) positional_.push_back(argv[i]);
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-') {
-      positional_.push_back(a);
-      continue;
-    }
-    std::string body = a.substr(a[1] == '-' ? 2 : 1);
-    std::string name = body, value;
-    bool has_value = false;
-    if (size_t eq = body.find('='); eq != std::string::npos) {
-      name = body.substr(0, eq);
-      value = body.substr(eq + 1);
-      has_value = true;
-    }
-    if (known(flag_options, name)) {
-      if (has_value && value != "true" && value != "false") {
-        error_ = "option --" + name + " takes no value";
-        return;
-      }
-      if (!has_value || value == "true") values_.push_back({name, "true"});
-      continue;
-    }
-    if (!known(value_options, name)) {
-      error_ = "unknown option " + a;
-      return;
-    }
-    if (!has_value) {
-      if (i + 1 >= argv.size()) {
-        error_ = "option " + a + " needs a value";
-        return;
-      }
-      value = argv[++i];
-    }
-    values_.push_back({name, value});
+std::string CommandName(const CLI::App& app) {
+  std::string name = app.get_name();
+  for (const CLI::App* p = app.get_parent(); p; p = p->get_parent()) {
+    name = p->get_name() + " " + name;
   }
+  return name;
 }
 
-bool Args::Has(std::string_view name) const {
-  for (const auto& [n, v] : values_)
-    if (n == name) return true;
-  return false;
+int Fail(const CLI::App& app, const absl::Status& s) {
+  std::cerr << CommandName(app) << ": " << s.message() << "\n";
+  return kExitFailure;
 }
-std::string Args::Get(std::string_view name, std::string def) const {
-  for (auto it = values_.rbegin(); it != values_.rend(); ++it)
-    if (it->first == name) return it->second;
-  return def;
-}
-std::vector<std::string> Args::GetAll(std::string_view name) const {
-  std::vector<std::string> out;
-  for (const auto& [n, v] : values_)
-    if (n == name) out.push_back(v);
-  return out;
+
+void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
+                    int64_t* dp_rank) {
+  for (auto [name, field] : {std::pair{"--global-rank", global_rank},
+                             std::pair{"--tp-rank", tp_rank},
+                             std::pair{"--dp-rank", dp_rank}}) {
+    app.add_option(name, *field, "a non-negative rank")
+        ->check(kNonNegative)
+        ->capture_default_str();
+  }
 }
 
 }  // namespace decomposed::cli
 
 namespace {
 
-void Usage(std::ostream& out) {
-  out << "usage: decomposed <command> [options]\n\ncommands:\n";
-  for (const auto& [name, c] : decomposed::cli::Registry()) {
-    out << "  " << c.usage << "\n";
-  }
+using decomposed::cli::Action;
+
+// The command groups: the first word of a two-word command.
+const std::map<std::string, std::string>& GroupDescriptions() {
+  static const auto* g = new std::map<std::string, std::string>{
+      {"bundle", "input-snapshot bundles: list, verify, convert"},
+      {"capture", "the vLLM-Neuron input-snapshot capture policy"},
+  };
+  return *g;
+}
+
+// The deepest subcommand selected so far (also after a failed parse).
+const CLI::App* Selected(const CLI::App& app) {
+  const CLI::App* a = &app;
+  while (!a->get_subcommands().empty()) a = a->get_subcommands().front();
+  return a;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
-      args[0] == "help") {
-    Usage(args.empty() ? std::cerr : std::cout);
-    return args.empty() ? 2 : 0;
-  }
-  auto& reg = decomposed::cli::Registry();
-  // Two-word commands ("bundle ls") first, then one-word ones.
-  if (args.size() >= 2) {
-    auto it = reg.find(args[0] + " " + args[1]);
-    if (it != reg.end()) {
-      return it->second.run(std::vector<std::string>(args.begin() + 2,
-                                                     args.end()));
+  using namespace decomposed::cli;
+  CLI::App app("Reads, checks, converts and writes decomposed HLO snapshot "
+               "streams, classic HloSnapshot files and input-snapshot "
+               "bundles.",
+               "decomposed");
+  app.require_subcommand(1);
+  std::vector<Command> commands = Registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const Command& a, const Command& b) { return a.path < b.path; });
+  std::map<std::string, CLI::App*> groups;
+  std::map<const CLI::App*, Action> actions;
+  for (const Command& c : commands) {
+    std::vector<std::string> words = absl::StrSplit(c.path, ' ');
+    CLI::App* parent = &app;
+    if (words.size() == 2) {
+      CLI::App*& g = groups[words[0]];
+      if (!g) {
+        g = app.add_subcommand(words[0], GroupDescriptions().at(words[0]));
+        g->require_subcommand(1);
+      }
+      parent = g;
     }
+    CLI::App* sub = parent->add_subcommand(words.back(), c.description);
+    actions[sub] = c.setup(*sub);
   }
-  auto it = reg.find(args[0]);
-  if (it == reg.end()) {
-    std::cerr << "decomposed: unknown command '" << args[0] << "'\n";
-    Usage(std::cerr);
-    return 2;
+  try {
+    app.parse(argc, argv);
+    return actions.at(Selected(app))();
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << CommandName(*Selected(app)) << ": " << e.what() << "\n\n"
+              << app.help();
+    return kExitUsage;
   }
-  return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
 }

@@ -2,66 +2,55 @@
 //                 [--output FILE]... [--dtype I=TYPE]... [--output-dtype J=TYPE]...
 //                 [--format decomposed|snapshot] [--no-output-block]
 //                 [--tf211-layout] [--box-shape] -o OUT
+#include <sys/stat.h>
+
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include <sys/stat.h>
-
 #include "command.h"
-#include "progress.h"
 #include "decomposed/snapshot/producer.h"
+#include "progress.h"
 
 namespace decomposed::cli {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: decomposed pack (--module MODULE.hlo | --snapshot SNAPSHOT.pb)\n"
-    "         [--input A.npy]... [--output O.npy]... [--dtype I=TYPE]...\n"
-    "         [--output-dtype J=TYPE]... [--format decomposed|snapshot]\n"
-    "         [--no-output-block] [--tf211-layout] [--box-shape] -o OUT\n"
-    "  --module     a serialized HloModuleProto (snapshot-unpack's model.hlo)\n"
-    "  --snapshot   take the module from an HloSnapshot file, classic or\n"
-    "               decomposed (its literals are dropped)\n"
-    "  --input/--output  .npy files (streamed), or any other file holding\n"
-    "               one serialized LiteralProto; in order, numbered from 0\n"
-    "  --dtype 1=bf16   true type of input 1 (void |V2/|V1 descrs need one\n"
-    "               unless FILE.npy.meta names it); --output-dtype for "
-    "outputs\n"
-    "  --format snapshot  write one classic HloSnapshot (< 2 GiB) instead\n"
-    "  --no-output-block  omit region [2] when there are no outputs\n"
-    "  --tf211-layout     layouts without tail_padding_alignment (TF 2.11 "
-    "form)\n"
-    "  --box-shape        length boxes carry a U64 scalar shape\n";
+struct State {
+  std::string module, snapshot, out, format = "decomposed";
+  std::vector<std::string> inputs, outputs, dtypes, output_dtypes;
+  bool no_output_block = false, tf211_layout = false, box_shape = false;
+};
 
-bool ParseDtypes(const std::vector<std::string>& specs, size_t count,
-                 std::string_view what,
-                 std::vector<std::optional<PrimitiveType>>* out,
-                 std::string* error) {
-  out->assign(count, std::nullopt);
+// "INDEX=TYPE" specs -> one optional type per file; a malformed spec is a
+// usage error (CLI::ValidationError naming `option`).
+std::vector<std::optional<PrimitiveType>> ParseDtypes(
+    const std::vector<std::string>& specs, size_t count, std::string_view what,
+    const std::string& option) {
+  std::vector<std::optional<PrimitiveType>> out(count);
   for (const std::string& s : specs) {
     size_t eq = s.find('=');
     size_t index;
     if (eq == std::string::npos ||
         !absl::SimpleAtoi(absl::string_view(s.data(), eq), &index)) {
-      *error = "expected INDEX=TYPE, found '" + s + "'";
-      return false;
+      throw CLI::ValidationError(option,
+                                 "expected INDEX=TYPE, found '" + s + "'");
     }
     if (index >= count) {
-      *error = "'" + s + "': there are only " + std::to_string(count) + " " +
-               std::string(what) + "s (numbered from 0)";
-      return false;
+      throw CLI::ValidationError(
+          option, "'" + s + "': there are only " + std::to_string(count) +
+                      " " + std::string(what) + "s (numbered from 0)");
     }
     std::optional<PrimitiveType> t = ParseDtypeName(s.substr(eq + 1));
     if (!t) {
-      *error = "'" + s + "': unknown type (use an XLA name such as bf16, "
-               "f8e4m3fn, s4, or a NumPy name such as float32)";
-      return false;
+      throw CLI::ValidationError(
+          option, "'" + s + "': unknown type (use an XLA name such as bf16, "
+                  "f8e4m3fn, s4, or a NumPy name such as float32)");
     }
-    (*out)[index] = t;
+    out[index] = t;
   }
-  return true;
+  return out;
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
@@ -94,93 +83,99 @@ absl::Status AddLiterals(const std::vector<std::string>& files,
   return absl::OkStatus();
 }
 
-int Run(const std::vector<std::string>& argv) {
-  Args args(argv,
-            {"module", "snapshot", "input", "output", "dtype", "output-dtype",
-             "format", "o", "out"},
-            {"no-output-block", "tf211-layout", "box-shape"});
-  auto usage = [](const std::string& why) {
-    std::cerr << "decomposed pack: " << why << "\n" << kUsage;
-    return 2;
-  };
-  if (!args.ok()) return usage(args.error());
-  if (!args.positional().empty()) {
-    return usage("unexpected argument '" + args.positional()[0] + "'");
-  }
-  std::string out = args.Get("o", args.Get("out"));
-  if (out.empty()) return usage("missing -o OUT");
-  if (args.Has("module") == args.Has("snapshot")) {
-    return usage("give exactly one of --module and --snapshot");
-  }
-  std::string format = args.Get("format", "decomposed");
-  if (format != "decomposed" && format != "snapshot") {
-    return usage("--format must be decomposed or snapshot");
-  }
-  std::vector<std::string> inputs = args.GetAll("input");
-  std::vector<std::string> outputs = args.GetAll("output");
-  std::vector<std::optional<PrimitiveType>> in_types, out_types;
-  std::string error;
-  if (!ParseDtypes(args.GetAll("dtype"), inputs.size(), "input", &in_types,
-                   &error) ||
-      !ParseDtypes(args.GetAll("output-dtype"), outputs.size(), "output",
-                   &out_types, &error)) {
-    return usage(error);
-  }
-  auto fail = [](const absl::Status& s) {
-    std::cerr << "decomposed pack: " << s.message() << "\n";
-    return 1;
-  };
-  PackRequest req;
-  req.format = format == "snapshot" ? OutputFormat::kSnapshot
-                                    : OutputFormat::kDecomposed;
-  req.write.write_output_count = !args.Has("no-output-block");
-  req.write.box.with_shape = args.Has("box-shape");
-  ShapeEncodeOptions shape;
-  shape.tail_padding_alignment = !args.Has("tf211-layout");
-  if (args.Has("module")) {
-    absl::StatusOr<std::string> module = ReadMessageFile(args.Get("module"));
-    if (!module.ok()) return fail(module.status());
-    absl::StatusOr<std::string> snap = SnapshotFromModule(*module);
-    if (!snap.ok()) return fail(WithFile(snap.status(), args.Get("module")));
-    req.snapshot = *std::move(snap);
-  } else {
-    absl::StatusOr<std::string> snap =
-        HeaderFromSnapshotFile(args.Get("snapshot"));
-    if (!snap.ok()) return fail(snap.status());
-    req.snapshot = *std::move(snap);
-  }
-  if (absl::Status s = AddLiterals(inputs, in_types, "input", shape,
-                                   &req.inputs);
-      !s.ok()) {
-    return fail(s);
-  }
-  if (absl::Status s = AddLiterals(outputs, out_types, "output", shape,
-                                   &req.outputs);
-      !s.ok()) {
-    return fail(s);
-  }
-  // Estimated output size for the progress line: the header plus every
-  // input file (close enough: headers are small, varints differ).
-  uint64_t estimate = req.snapshot.size();
-  for (const auto* list : {&inputs, &outputs}) {
-    for (const std::string& f : *list) {
-      struct stat st;
-      if (::stat(f.c_str(), &st) == 0) estimate += st.st_size;
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  // Each occurrence of a repeated option takes exactly one value, so
+  // `--input a.npy b.npy` is an error rather than two inputs.
+  auto one_each = [](CLI::Option* o) { return o->allow_extra_args(false); };
+  CLI::Option* module = app.add_option(
+      "--module", st->module,
+      "a serialized HloModuleProto (snapshot-unpack's model.hlo)");
+  CLI::Option* snapshot = app.add_option(
+      "--snapshot", st->snapshot,
+      "take the module from an HloSnapshot file, classic or decomposed (its "
+      "literals are dropped)");
+  module->excludes(snapshot);
+  one_each(app.add_option(
+      "--input", st->inputs,
+      ".npy files (streamed), or any other file holding one serialized "
+      "LiteralProto; in order, numbered from 0"));
+  one_each(app.add_option("--output", st->outputs, "as --input, for outputs"));
+  one_each(app.add_option(
+      "--dtype", st->dtypes,
+      "I=TYPE: the true type of input I (void |V2/|V1 descrs need one unless "
+      "FILE.npy.meta names it)"));
+  one_each(app.add_option("--output-dtype", st->output_dtypes,
+                          "J=TYPE: the true type of output J"));
+  app.add_option("--format", st->format,
+                 "snapshot: write one classic HloSnapshot (< 2 GiB) instead")
+      ->check(CLI::IsMember({"decomposed", "snapshot"}))
+      ->capture_default_str();
+  app.add_flag("--no-output-block", st->no_output_block,
+               "omit region [2] when there are no outputs");
+  app.add_flag("--tf211-layout", st->tf211_layout,
+               "layouts without tail_padding_alignment (TF 2.11 form)");
+  app.add_flag("--box-shape", st->box_shape,
+               "length boxes carry a U64 scalar shape");
+  app.add_option("-o,--out", st->out, "the file to write")->required();
+  return [st, &app] {
+    if (st->module.empty() == st->snapshot.empty()) {
+      throw CLI::RequiredError("exactly one of --module and --snapshot");
     }
-  }
-  ProgressLine progress("pack", estimate);
-  req.progress = [&progress](uint64_t done) { progress.Update(done); };
-  absl::Status s = PackToFile(req, out);
-  progress.Done();
-  if (!s.ok()) return fail(s);
-  return 0;
+    std::vector<std::optional<PrimitiveType>> in_types =
+        ParseDtypes(st->dtypes, st->inputs.size(), "input", "--dtype");
+    std::vector<std::optional<PrimitiveType>> out_types = ParseDtypes(
+        st->output_dtypes, st->outputs.size(), "output", "--output-dtype");
+    PackRequest req;
+    req.format = st->format == "snapshot" ? OutputFormat::kSnapshot
+                                          : OutputFormat::kDecomposed;
+    req.write.write_output_count = !st->no_output_block;
+    req.write.box.with_shape = st->box_shape;
+    ShapeEncodeOptions shape;
+    shape.tail_padding_alignment = !st->tf211_layout;
+    if (!st->module.empty()) {
+      absl::StatusOr<std::string> module = ReadMessageFile(st->module);
+      if (!module.ok()) return Fail(app, module.status());
+      absl::StatusOr<std::string> snap = SnapshotFromModule(*module);
+      if (!snap.ok()) return Fail(app, WithFile(snap.status(), st->module));
+      req.snapshot = *std::move(snap);
+    } else {
+      absl::StatusOr<std::string> snap = HeaderFromSnapshotFile(st->snapshot);
+      if (!snap.ok()) return Fail(app, snap.status());
+      req.snapshot = *std::move(snap);
+    }
+    if (absl::Status s =
+            AddLiterals(st->inputs, in_types, "input", shape, &req.inputs);
+        !s.ok()) {
+      return Fail(app, s);
+    }
+    if (absl::Status s =
+            AddLiterals(st->outputs, out_types, "output", shape, &req.outputs);
+        !s.ok()) {
+      return Fail(app, s);
+    }
+    // Estimated output size for the progress line: the header plus every
+    // input file (close enough: headers are small, varints differ).
+    uint64_t estimate = req.snapshot.size();
+    for (const auto* list : {&st->inputs, &st->outputs}) {
+      for (const std::string& f : *list) {
+        struct stat sb;
+        if (::stat(f.c_str(), &sb) == 0) estimate += sb.st_size;
+      }
+    }
+    ProgressLine progress("pack", estimate);
+    req.progress = [&progress](uint64_t done) { progress.Update(done); };
+    absl::Status s = PackToFile(req, st->out);
+    progress.Done();
+    if (!s.ok()) return Fail(app, s);
+    return kExitOk;
+  };
 }
 
-const Registrar kRegistrar(
-    {"pack",
-     "pack --module M.hlo --input A.npy... [--output O.npy...] -o OUT   "
-     "write a decomposed (or --format snapshot) file",
-     &Run});
+const Registrar kRegistrar({"pack",
+                            "write a decomposed (or --format snapshot) file "
+                            "from .npy files",
+                            &Setup});
 
 }  // namespace
 }  // namespace decomposed::cli

@@ -1,7 +1,12 @@
-// decomposed unpack [snapshot-unpack options] <snapshot>
-// The same options and behaviour as build/bin/snapshot-unpack (see
-// include/decomposed/unpack.h), but it prints every file it writes.
+// decomposed unpack [--module F] [--output-prefix P]
+//                   [--snapshot-type snapshot|decomposed|auto]
+//                   [--dump-snapshot-outputs] [--ml-dtype-sidecar]
+//                   [--lenient-length-byte] SNAPSHOT
+// snapshot-unpack's options and behaviour (include/decomposed/snapshot/
+// unpack.h) in this CLI's syntax (two dashes; the LLVM cl::opt syntax is
+// snapshot-unpack's), printing every file it writes.
 #include <iostream>
+#include <memory>
 
 #include "absl/strings/str_format.h"
 #include "command.h"
@@ -10,44 +15,54 @@
 namespace decomposed::cli {
 namespace {
 
-int Run(const std::vector<std::string>& argv) {
-  absl::StatusOr<UnpackCommandLine> cl =
-      ParseUnpackCommandLine(argv, "decomposed unpack");
-  if (!cl.ok()) {
-    std::cerr << cl.status().message() << "\n";
-    return 1;
-  }
-  if (cl->help) {
-    std::cout << UnpackUsage("decomposed unpack");
-    return 0;
-  }
-  size_t n = 0;
-  cl->options.on_file = [&n](const UnpackedFile& f) {
-    ++n;
-    if (f.kind == "module" || f.kind == "meta") {
-      std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
-    } else {
-      std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", f.path,
-                                   f.shape, f.descr,
-                                   f.fortran_order ? " fortran_order" : "",
-                                   f.bytes);
-    }
+struct State {
+  UnpackOptions options;
+  std::string snapshot;
+};
+
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  UnpackOptions& o = st->options;
+  app.add_option("SNAPSHOT", st->snapshot, "a classic or decomposed snapshot")
+      ->required();
+  app.add_option("--module", o.module, "module file name")
+      ->capture_default_str();
+  app.add_option("--output-prefix", o.output_prefix,
+                 "joined to each file name as is (out/ writes out/model.hlo)")
+      ->capture_default_str();
+  app.add_option("--snapshot-type", o.snapshot_type, "the input's form")
+      ->check(CLI::IsMember({"snapshot", "decomposed", "auto"}))
+      ->capture_default_str();
+  app.add_flag("--dump-snapshot-outputs", o.dump_snapshot_outputs,
+               "also write snapshot_output<j>.npy");
+  app.add_flag("--ml-dtype-sidecar", o.ml_dtype_sidecar,
+               "also write <file>.npy.meta for void dtypes (bf16, fp8, ...)");
+  app.add_flag("--lenient-length-byte", o.box.lenient_length_byte,
+               "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  return [st, &app] {
+    size_t n = 0;
+    st->options.on_file = [&n](const UnpackedFile& f) {
+      ++n;
+      if (f.kind == "module" || f.kind == "meta") {
+        std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
+      } else {
+        std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", f.path,
+                                     f.shape, f.descr,
+                                     f.fortran_order ? " fortran_order" : "",
+                                     f.bytes);
+      }
+    };
+    absl::Status s = Unpack(st->snapshot, st->options);
+    if (!s.ok()) return Fail(app, s);
+    std::cout << "unpacked " << n << " files\n";
+    return kExitOk;
   };
-  absl::Status s = Unpack(cl->snapshot, cl->options);
-  if (!s.ok()) {
-    std::cerr << "decomposed unpack: " << s.message() << "\n";
-    return 1;
-  }
-  std::cout << "unpacked " << n << " files\n";
-  return 0;
 }
 
-const Registrar kRegistrar(
-    {"unpack",
-     "unpack [--snapshot-type=snapshot|decomposed|auto] "
-     "[--dump-snapshot-outputs] [--output-prefix=P] [--module=F] FILE   "
-     "write the module and every literal as .npy (snapshot-unpack)",
-     &Run});
+const Registrar kRegistrar({"unpack",
+                            "write the module and every literal as .npy "
+                            "(snapshot-unpack's options)",
+                            &Setup});
 
 }  // namespace
 }  // namespace decomposed::cli

@@ -14,10 +14,17 @@ namespace decomposed::limits {
 inline constexpr size_t kMaxBoxPayload = 127;
 // The lenient (unsigned, AWS Python reader) mode accepts up to 255.
 inline constexpr size_t kMaxLenientBoxPayload = 255;
+// Largest box EncodeBox writes: 1 length byte + (2 + 4) shape + (2 + 10)
+// value. Callers size encode buffers by it.
+inline constexpr size_t kMaxBoxBytes = 19;
 
 // The region [0] HloSnapshot is one protobuf message and is materialised to
 // be parsed; protobuf cannot parse a message of 2 GiB or more.
 inline constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - 1;
+
+// Occurrences of one message field merged when unpacking a classic
+// snapshot (a repeated `hlo_module` or `result`); each costs 16 bytes.
+inline constexpr size_t kMaxMergedOccurrences = size_t{1} << 16;
 
 // XLA's maximum rank is far lower in practice (kernels support <= 8); 64
 // leaves room while bounding per-literal index arrays.
@@ -33,6 +40,9 @@ inline constexpr uint64_t kMaxElementCount = (uint64_t{1} << 59);
 // any shape within this limit is within protobuf's too.
 inline constexpr int kMaxTupleDepth = 64;
 
+// Tuple elements a literal plan keeps (each occurrence costs 16 bytes).
+inline constexpr size_t kMaxTupleLiterals = size_t{1} << 20;
+
 // A literal body's shape message is materialised to be validated; real
 // shapes are a few hundred bytes.
 inline constexpr uint64_t kMaxShapeBytes = 1 << 20;
@@ -42,14 +52,55 @@ inline constexpr uint64_t kMaxShapeBytes = 1 << 20;
 // bytes of memory per 2 bytes of input; real tuples hold at most thousands.
 inline constexpr size_t kMaxShapeNodes = size_t{1} << 16;
 
+
 // .npy header text: NumPy itself refuses headers over 10000 bytes unless
 // told otherwise (max_header_size, NumPy >= 1.24); we allow more for very
 // high ranks but bound the allocation.
 inline constexpr uint32_t kMaxNpyHeaderBytes = 1 << 20;
 
+// A <file>.npy.meta sidecar holds one dtype name; it is read whole.
+inline constexpr uint64_t kMaxSidecarBytes = 1 << 20;
+
 // Largest read requested through ByteSource::Pull. Buffered sources keep at
 // least this much buffer.
 inline constexpr size_t kMaxPull = 4096;
+
+// --- capture: input-snapshot bundles and torch.save (.pt) files ---
+
+// meta.json is a few KiB and is read whole.
+inline constexpr uint64_t kMaxMetaJsonBytes = 64 << 20;
+// Tensor inputs listed in one meta.json (one NEFF call's inputs).
+inline constexpr size_t kMaxInputs = 1 << 20;
+// Entries of a .pt zip: torch.save writes 4-5 for one tensor.
+inline constexpr uint64_t kMaxZipEntries = 1 << 16;
+// The zip central directory is read whole: kMaxZipEntries entries with short
+// names (torch.save's is a few hundred bytes), never the file's size.
+inline constexpr uint64_t kMaxZipDirectoryBytes = 16 << 20;
+// A .pt's data.pkl is read whole: torch.save's for one tensor is a few
+// hundred bytes.
+inline constexpr uint64_t kMaxPickleBytes = 1 << 20;
+// Values an unpickled data.pkl may create (torch.save's for one tensor makes
+// about 20); bounds the unpickler's memory at about 10 MiB whatever the
+// pickle holds.
+inline constexpr size_t kMaxPickleValues = size_t{1} << 16;
+// Nesting of pickled values: torch.save's pickle of one tensor nests about
+// 5 deep; the bound keeps the recursive release of a hostile chain (one
+// TUPLE1 per byte) off the end of the stack.
+inline constexpr int kMaxPickleDepth = 100;
+
+// --- The protobuf wire (wire/format.h) ---------------------------------------
+// These are protobuf's own parse limits, kept so that our decoders refuse
+// exactly the bytes protobuf (and so XLA and Neuron) refuses.
+// A field tag is a 32-bit varint: protobuf refuses one of more than 5
+// bytes, even a zero-padded one.
+inline constexpr size_t kMaxTagBytes = 5;
+// The size of a length-delimited field is a 32-bit varint too: at most 5
+// bytes, even zero-padded.
+inline constexpr size_t kMaxLenSizeBytes = 5;
+// ...whose value protobuf caps at INT_MAX - 16 (it keeps 16 bytes of slop
+// below INT_MAX for its limit arithmetic). Literal bodies may exceed it
+// only through wire::FieldReaderOptions::large_len_fields.
+inline constexpr uint64_t kMaxLenSize = 0x7fffffff - 16;
 
 }  // namespace decomposed::limits
 

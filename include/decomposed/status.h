@@ -7,17 +7,37 @@
 // for example:
 //   input 3 body: declared 1048576 bytes but 1200 remain (at byte 4113)
 //
-// Canonical codes, chosen once:
+// Canonical codes, chosen once; every code the library returns is here:
 //   kInvalidArgument   the bytes are malformed: a bad varint, a forbidden
-//                      field, a shape XLA would reject, trailing data.
+//                      field, a shape XLA would reject, trailing data; or a
+//                      caller's request is (an unknown dtype name, a path
+//                      that is not a directory where one is needed).
 //   kOutOfRange        the input ends before a frame it declared (truncation,
-//                      a declared length or count past the end of the data).
+//                      a declared length or count past the end of the data),
+//                      or an index past the inputs a bundle holds.
 //   kResourceExhausted a named limit of this library (limits.h) was exceeded.
 //   kUnimplemented     well-formed input this library cannot convert (for
-//                      example an XLA type with no NumPy representation).
-//   kFailedPrecondition  an API was used out of order, or an output already
-//                      exists and overwriting was not allowed.
-//   other codes        operating-system errors, via absl::ErrnoToStatus.
+//                      example an XLA type with no NumPy representation, a
+//                      compressed zip entry, a Fortran-order or
+//                      non-contiguous tensor).
+//   kFailedPrecondition  the state of the world is wrong for the call: an
+//                      API used out of order, an output that already exists
+//                      where overwriting is not allowed, a path that is not
+//                      a regular file (a FIFO or device) or not a directory,
+//                      a bundle without meta.json, a writer promised more
+//                      bytes than it was given.
+//   kDataLoss          a write failed with no errno to report (a stream's
+//                      failbit), or an input changed between the two passes
+//                      that read it.
+//   kCancelled         a caller's callback asked to stop (StreamTensor).
+//   kInternal          a broken invariant of this library (a seek back
+//                      inside a file it just read, a message protobuf
+//                      cannot serialize): a bug, never the input's fault.
+//   kNotFound          a file the input names is missing (a `.npy.meta`
+//                      sidecar that vanished between stat and open);
+//                      ErrnoToStatus gives it for ENOENT too.
+//   other codes        operating-system errors, via absl::ErrnoToStatus
+//                      (kPermissionDenied, kNotFound, kAlreadyExists, ...).
 #ifndef DECOMPOSED_STATUS_H_
 #define DECOMPOSED_STATUS_H_
 

@@ -59,9 +59,10 @@ absl::StatusOr<OpenedNpy> OpenNpy(const NpyTensor& t) {
 
 class NpyFilesSet : public TensorSet {
  public:
-  NpyFilesSet(std::string name, std::vector<NpyTensor> files)
-      : name_(std::move(name)), files_(std::move(files)) {}
+  NpyFilesSet(std::string name, std::vector<NpyTensor> files, bool unpack_dir)
+      : name_(std::move(name)), files_(std::move(files)), unpack_dir_(unpack_dir) {}
   std::string Name() const override { return name_; }
+  bool HasInputsAndOutputs() const override { return unpack_dir_; }
   size_t size() const override { return files_.size(); }
   absl::StatusOr<TensorInfo> Describe(size_t i) override {
     absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
@@ -78,6 +79,7 @@ class NpyFilesSet : public TensorSet {
  private:
   std::string name_;
   std::vector<NpyTensor> files_;
+  bool unpack_dir_;
 };
 
 std::optional<PrimitiveType> DtypeFor(const TensorSetOptions& o, size_t i) {
@@ -118,7 +120,8 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
                      DtypeFor(o, k)});
   }
   return std::unique_ptr<TensorSet>(std::make_unique<NpyFilesSet>(
-      absl::StrCat("unpack directory ", dir, " (", stem, "<i>.npy)"), std::move(files)));
+      absl::StrCat("unpack directory ", dir, " (", stem, "<i>.npy)"), std::move(files),
+      /*unpack_dir=*/true));
 }
 
 // --- bundles ------------------------------------------------------------
@@ -186,7 +189,8 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
     case TensorSetKind::kNpy: {
       std::vector<NpyTensor> one = {{path, DtypeFor(options, 0)}};
       return std::unique_ptr<TensorSet>(
-          std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one)));
+          std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),
+                                        /*unpack_dir=*/false));
     }
     default:
       break;

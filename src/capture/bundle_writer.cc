@@ -29,8 +29,8 @@ absl::StatusOr<TensorLayout> ValidateHostTensor(const HostTensor& t,
   l.dtype = FindTorchDtype(t.dtype);
   if (l.dtype == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        Sv(what), ": unknown dtype '", t.dtype,
-        "' (expected a PyTorch dtype such as torch.bfloat16)"));
+        Sv(what), ": unknown dtype ", static_cast<int>(t.dtype),
+        " (expected a TorchType enumerator)"));
   }
   if (t.shape.size() > limits::kMaxRank) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -232,7 +232,7 @@ std::string TorchTensorPickle(const TorchDtype& dtype,
   return p;
 }
 
-nlohmann::json MetaJson(const CallMeta& m, std::span<const HostTensor> inputs) {
+nlohmann::json MetaJson(const CallMeta& m, std::span<const TensorMeta> inputs) {
   using nlohmann::json;
   json j;
   j["schema"] = 1;
@@ -249,7 +249,7 @@ nlohmann::json MetaJson(const CallMeta& m, std::span<const HostTensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TorchDtype* d = FindTorchDtype(inputs[i].dtype);
     ins.push_back({{"index", i},
-                   {"dtype", d ? std::string(d->name) : inputs[i].dtype},
+                   {"dtype", d ? std::string(d->name) : std::string("?")},
                    {"shape", inputs[i].shape}});
   }
   j["inputs"] = std::move(ins);
@@ -273,10 +273,17 @@ nlohmann::json MetaJson(const CallMeta& m, std::span<const HostTensor> inputs) {
 }
 
 std::string FormatMetaJson(const CallMeta& m,
-                           std::span<const HostTensor> inputs) {
+                           std::span<const TensorMeta> inputs) {
   // nlohmann's object is a std::map: keys come out sorted like sort_keys.
   return MetaJson(m, inputs).dump(2, ' ', /*ensure_ascii=*/true,
                                   nlohmann::json::error_handler_t::replace);
+}
+
+std::string FormatMetaJson(const CallMeta& m,
+                           std::span<const HostTensor> inputs) {
+  std::vector<TensorMeta> metas;
+  for (const HostTensor& t : inputs) metas.push_back({t.dtype, t.shape});
+  return FormatMetaJson(m, metas);
 }
 
 namespace {
@@ -292,17 +299,18 @@ absl::Status SyncPath(const std::string& path) {
   return absl::OkStatus();
 }
 
-template <class WriteFn>
-absl::Status WriteFile(const std::string& path, bool sync, WriteFn&& write) {
+// Creates `path` (never over an existing file) as an FdSink.
+absl::StatusOr<std::unique_ptr<FdSink>> CreateFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("creating ", path));
-  FdSink sink{OwnedFd(fd)};
-  absl::Status s = write(sink);
-  if (s.ok() && !sink.Flush()) s = sink.status();
-  if (s.ok() && sync && ::fsync(sink.fd()) != 0) {
-    s = absl::ErrnoToStatus(errno, "fsync");
-  }
-  return Prefix(s, absl::StrCat("writing ", path));
+  return std::make_unique<FdSink>(OwnedFd(fd));
+}
+
+// Flushes, optionally fsyncs, and closes a file written through `sink`.
+absl::Status CloseFile(FdSink& sink, bool sync) {
+  if (!sink.Flush()) return sink.status();
+  if (sync && ::fsync(sink.fd()) != 0) return absl::ErrnoToStatus(errno, "fsync");
+  return sink.Close();
 }
 
 bool Exists(const std::string& path) {
@@ -312,12 +320,210 @@ bool Exists(const std::string& path) {
 
 }  // namespace
 
-absl::Status WriteBundle(const std::string& call_dir_in,
+// One tensor file, written as the literal decoder streams it.
+class BundleWriter::TensorSink final : public ArraySink {
+ public:
+  TensorSink(BundleWriter& w, std::string what) : w_(w), what_(std::move(what)) {}
+
+  absl::Status Begin(const ArrayHeader& h) override {
+    dtype_ = TorchDtypeForXla(h.element_type());
+    std::string array = absl::StrCat(
+        Sv(h.type->name), "[", absl::StrJoin(h.dims, ","), "]");
+    if (dtype_ == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          what_, " (", array, "): XLA type ", Sv(h.type->name),
+          " has no PyTorch dtype"));
+    }
+    if (w_.format_ == BundleFormat::kNpy && dtype_->npy_descr.empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          what_, " (", array, "): ", Sv(dtype_->name),
+          " has no NumPy representation; use the pt format"));
+    }
+    shape_ = h.dims;
+    std::string stem;
+    path_ = w_.FilePath(w_.tensors_.size(), &stem);
+    absl::StatusOr<std::unique_ptr<FdSink>> f = CreateFile(path_);
+    if (!f.ok()) return f.status();
+    file_ = *std::move(f);
+    if (w_.format_ == BundleFormat::kNpy) {
+      npy_.emplace(*file_);
+      NpyHeader nh;
+      nh.descr = std::string(dtype_->npy_descr);
+      nh.shape = h.dims;
+      return Where(npy_->Begin(nh, h.byte_size));
+    }
+    PtWriteOptions po;
+    po.archive_name = stem;
+    pt_.emplace(*file_, po);
+    return Where(pt_->Begin(*dtype_, h.dims, h.byte_size, std::nullopt));
+  }
+  absl::Status Write(std::string_view chunk) override {
+    bool ok = npy_ ? npy_->Write(chunk) : pt_->Write(chunk);
+    if (ok) return absl::OkStatus();
+    absl::Status s = npy_ ? npy_->status() : file_->status();
+    return Where(s.ok() ? absl::DataLossError("write failed") : s);
+  }
+  // .npy payloads go to the file unchanged: the kernel may copy them. (A
+  // .pt needs the bytes for its CRC.)
+  FdSink* PayloadFd() override { return npy_ ? file_.get() : nullptr; }
+  absl::Status WroteToFd(uint64_t n) override {
+    if (!npy_ || n > npy_->remaining()) {
+      return absl::FailedPreconditionError("tensor payload: more than declared");
+    }
+    file_->Wrote(n);
+    npy_->Wrote(n);
+    return absl::OkStatus();
+  }
+  absl::Status Finish() override {
+    if (npy_) {
+      if (absl::Status s = npy_->Finish(); !s.ok()) return Where(s);
+    } else {
+      absl::StatusOr<uint32_t> crc = pt_->Finish();
+      if (!crc.ok()) return Where(crc.status());
+      // The stream's CRC goes into data/0's local header.
+      char b[4];
+      for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(*crc >> (8 * i));
+      if (::pwrite(file_->fd(), b, 4, static_cast<off_t>(pt_->crc_position())) != 4) {
+        return Where(absl::ErrnoToStatus(errno, "writing the data CRC"));
+      }
+    }
+    if (absl::Status s = CloseFile(*file_, w_.options_.sync); !s.ok()) {
+      return Where(s);
+    }
+    w_.tensors_.push_back({dtype_->type, std::move(shape_)});
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Where(absl::Status s) const {
+    return Prefix(s, absl::StrCat("writing ", path_));
+  }
+
+  BundleWriter& w_;
+  std::string what_;
+  const TorchDtype* dtype_ = nullptr;
+  std::vector<int64_t> shape_;
+  std::string path_;
+  std::unique_ptr<FdSink> file_;
+  std::optional<NpySink<FdSink>> npy_;
+  std::optional<PtTensorWriter<FdSink>> pt_;
+};
+
+absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::Create(
+    const std::string& call_dir_in, BundleFormat format,
+    const BundleWriteOptions& options) {
+  std::unique_ptr<BundleWriter> w(new BundleWriter());
+  std::string call_dir = call_dir_in;
+  while (call_dir.size() > 1 && call_dir.back() == '/') call_dir.pop_back();
+  size_t slash = call_dir.find_last_of('/');
+  w->parent_ = slash == std::string::npos ? std::string(".")
+               : slash == 0                 ? std::string("/")
+                                            : call_dir.substr(0, slash);
+  std::string name = slash == std::string::npos ? call_dir : call_dir.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bundle directory '", call_dir_in, "' has no name"));
+  }
+  if (absl::Status s = decomposed::internal::MakeDirectories(w->parent_); !s.ok()) {
+    return s;
+  }
+  if (Exists(call_dir)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "bundle directory ", call_dir, " already exists; not overwriting it"));
+  }
+  w->tmp_ = std::make_unique<decomposed::internal::TempDirectory>();
+  if (absl::Status s = w->tmp_->Create(absl::StrCat(w->parent_, "/.", name, ".tmp."));
+      !s.ok()) {
+    return s;
+  }
+  w->call_dir_ = std::move(call_dir);
+  w->format_ = format;
+  w->options_ = options;
+  return w;
+}
+
+BundleWriter::~BundleWriter() = default;
+
+const std::string& BundleWriter::temp_path() const { return tmp_->path(); }
+
+std::string BundleWriter::FilePath(size_t i, std::string* stem) const {
+  *stem = absl::StrCat("tensor", i);
+  return absl::StrCat(tmp_->path(), "/", *stem, ".", Sv(BundleFormatName(format_)));
+}
+
+absl::Status BundleWriter::AddTensor(const HostTensor& t) {
+  const std::string what = absl::StrCat("input ", tensors_.size());
+  absl::StatusOr<TensorLayout> l = ValidateHostTensor(t, what);
+  if (!l.ok()) return l.status();
+  std::string stem;
+  const std::string path = FilePath(tensors_.size(), &stem);
+  absl::StatusOr<std::unique_ptr<FdSink>> f = CreateFile(path);
+  if (!f.ok()) return Prefix(f.status(), what);
+  absl::Status s;
+  if (format_ == BundleFormat::kNpy) {
+    s = WriteNpyTensor(t, **f);
+  } else {
+    PtWriteOptions po;
+    po.archive_name = stem;
+    s = WritePtTensor(t, **f, po);
+  }
+  if (s.ok()) s = CloseFile(**f, options_.sync);
+  if (!s.ok()) return Prefix(Prefix(s, absl::StrCat("writing ", path)), what);
+  tensors_.push_back({t.dtype, t.shape});
+  return absl::OkStatus();
+}
+
+ArraySink& BundleWriter::NextTensor(std::string what) {
+  sink_ = std::make_unique<TensorSink>(*this, std::move(what));
+  return *sink_;
+}
+
+absl::Status BundleWriter::Commit(const CallMeta& meta) {
+  sink_.reset();
+  const std::string tmp = tmp_->path();
+  std::string json = FormatMetaJson(meta, tensors_);
+  {
+    absl::StatusOr<std::unique_ptr<FdSink>> f = CreateFile(tmp + "/meta.json");
+    if (!f.ok()) return f.status();
+    (*f)->Write(json);
+    if (absl::Status s = CloseFile(**f, options_.sync); !s.ok()) {
+      return Prefix(s, absl::StrCat("writing ", tmp, "/meta.json"));
+    }
+  }
+  if (options_.sync) {
+    if (absl::Status s = SyncPath(tmp); !s.ok()) return s;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, call_dir_.c_str(),
+                  RENAME_NOREPLACE) != 0) {
+    int e = errno;
+    if (e == EINVAL || e == ENOSYS) {
+      // File system without RENAME_NOREPLACE: check, then rename (a
+      // non-empty existing directory still makes rename fail).
+      if (Exists(call_dir_)) e = EEXIST;
+      else if (::rename(tmp.c_str(), call_dir_.c_str()) == 0) e = 0;
+      else e = errno;
+    }
+    if (e == EEXIST || e == ENOTEMPTY) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "bundle directory ", call_dir_, " already exists; not overwriting it"));
+    }
+    if (e != 0) {
+      return absl::ErrnoToStatus(
+          e, absl::StrCat("renaming ", tmp, " to ", call_dir_));
+    }
+  }
+  tmp_->Release();
+  committed_ = true;
+  if (options_.sync) {
+    if (absl::Status s = SyncPath(parent_); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteBundle(const std::string& call_dir,
                          std::span<const HostTensor> inputs,
                          const CallMeta& meta,
                          const BundleWriteOptions& options) {
-  std::string call_dir = call_dir_in;
-  while (call_dir.size() > 1 && call_dir.back() == '/') call_dir.pop_back();
   // Validate everything before touching the file system.
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string what = absl::StrCat("input ", i);
@@ -330,77 +536,13 @@ absl::Status WriteBundle(const std::string& call_dir_in,
           "VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_FORMAT=pt"));
     }
   }
-  size_t slash = call_dir.find_last_of('/');
-  std::string parent = slash == std::string::npos ? std::string(".")
-                       : slash == 0                 ? std::string("/")
-                                                    : call_dir.substr(0, slash);
-  std::string name = slash == std::string::npos ? call_dir : call_dir.substr(slash + 1);
-  if (name.empty() || name == "." || name == "..") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bundle directory '", call_dir_in, "' has no name"));
+  absl::StatusOr<std::unique_ptr<BundleWriter>> w =
+      BundleWriter::Create(call_dir, meta.format, options);
+  if (!w.ok()) return w.status();
+  for (const HostTensor& t : inputs) {
+    if (absl::Status s = (*w)->AddTensor(t); !s.ok()) return s;
   }
-  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
-  if (Exists(call_dir)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "bundle directory ", call_dir, " already exists; not overwriting it"));
-  }
-  decomposed::internal::TempDirectory guard;
-  if (absl::Status s = guard.Create(absl::StrCat(parent, "/.", name, ".tmp."));
-      !s.ok()) {
-    return s;
-  }
-  const std::string tmp = guard.path();
-  const std::string ext(BundleFormatName(meta.format));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string stem = absl::StrCat("tensor", i);
-    std::string file = absl::StrCat(stem, ".", ext);
-    absl::Status s = WriteFile(
-        tmp + "/" + file, options.sync, [&](FdSink& sink) -> absl::Status {
-          if (meta.format == BundleFormat::kNpy) {
-            return WriteNpyTensor(inputs[i], sink);
-          }
-          PtWriteOptions po;
-          po.archive_name = stem;
-          return WritePtTensor(inputs[i], sink, po);
-        });
-    if (!s.ok()) return Prefix(s, absl::StrCat("input ", i));
-  }
-  std::string json = FormatMetaJson(meta, inputs);
-  if (absl::Status s = WriteFile(tmp + "/meta.json", options.sync,
-                                 [&](FdSink& sink) -> absl::Status {
-                                   sink.Write(json);
-                                   return sink.status();
-                                 });
-      !s.ok()) {
-    return s;
-  }
-  if (options.sync) {
-    if (absl::Status s = SyncPath(tmp); !s.ok()) return s;
-  }
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, call_dir.c_str(),
-                  RENAME_NOREPLACE) != 0) {
-    int e = errno;
-    if (e == EINVAL || e == ENOSYS) {
-      // File system without RENAME_NOREPLACE: check, then rename (a
-      // non-empty existing directory still makes rename fail).
-      if (Exists(call_dir)) e = EEXIST;
-      else if (::rename(tmp.c_str(), call_dir.c_str()) == 0) e = 0;
-      else e = errno;
-    }
-    if (e == EEXIST || e == ENOTEMPTY) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "bundle directory ", call_dir, " already exists; not overwriting it"));
-    }
-    if (e != 0) {
-      return absl::ErrnoToStatus(
-          e, absl::StrCat("renaming ", tmp, " to ", call_dir));
-    }
-  }
-  guard.Release();
-  if (options.sync) {
-    if (absl::Status s = SyncPath(parent); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return (*w)->Commit(meta);
 }
 
 }  // namespace decomposed::capture

@@ -1,26 +1,22 @@
 #include "decomposed/capture/replay.h"
 
-#include "decomposed/io/dirs.h"
-
-#include <dirent.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <memory>
-#include <vector>
+#include <optional>
+#include <span>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "decomposed/io/byte_source.h"
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
 #include "decomposed/capture/torch_dtype.h"
-#include "decomposed/xla/literal_encoder.h"
-#include "decomposed/npy/npy.h"
-#include "decomposed/xla/primitive_type.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/io/byte_source.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/status.h"
-#include "decomposed/snapshot/unpack.h"
+#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/xla/primitive_type.h"
 
 namespace decomposed::capture {
 
@@ -68,7 +64,7 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
     ArraySpec spec{in.dtype->xla_type, in.shape, std::nullopt};
     LiteralEncodeOptions o;
     o.name = absl::StrCat("input ", i, " (", in.path, ")");
-    req.inputs.push_back(std::make_unique<decomposed::internal::EncodedBody>(
+    req.inputs.push_back(std::make_unique<EncodedBody>(
         std::make_unique<BundleTensorSource>(&*b, i), std::move(spec),
         std::move(o)));
   }
@@ -81,69 +77,47 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
   std::string call_dir = call_dir_in;
   while (call_dir.size() > 1 && call_dir.back() == '/') call_dir.pop_back();
   size_t slash = call_dir.find_last_of('/');
-  std::string parent = slash == std::string::npos ? std::string(".")
-                       : slash == 0                 ? std::string("/")
-                                                    : call_dir.substr(0, slash);
   std::string leaf = slash == std::string::npos ? call_dir : call_dir.substr(slash + 1);
-  struct stat st;
-  if (::lstat(call_dir.c_str(), &st) == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "bundle directory ", call_dir, " already exists; not overwriting it"));
+  absl::StatusOr<std::unique_ptr<BundleWriter>> w =
+      BundleWriter::Create(call_dir, options.format);
+  if (!w.ok()) return w.status();
+
+  MmapSource src(decomposed_path);
+  if (!src.status().ok()) return src.status();
+  DecomposedReadOptions read;
+  read.box.lenient_length_byte = options.lenient_length_byte;
+  DecomposedReader reader(src, read);
+  if (absl::StatusOr<ElementInfo> h = reader.ReadHeader(nullptr); !h.ok()) {
+    return WithFile(h.status(), decomposed_path);
   }
-  if (absl::Status s = decomposed::internal::MakeDirectories(parent); !s.ok()) return s;
-  decomposed::internal::TempDirectory tmp;
-  if (absl::Status s = tmp.Create(parent + "/.from-decomposed.tmp."); !s.ok()) {
-    return s;
+  if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {
+    return WithFile(n.status(), decomposed_path);
+  }
+  LiteralDecodeOptions decode;
+  decode.temp_dir = (*w)->temp_path();  // transposes spill beside the bundle
+  ElementInfo e;
+  for (;;) {
+    absl::StatusOr<bool> more = reader.NextInput(&e);
+    if (!more.ok()) return WithFile(more.status(), decomposed_path);
+    if (!*more) break;
+    const int64_t index = reader.inputs().current_index();
+    const ByteRange body{e.offset, e.length};
+    absl::Status s = DecodeLiteral(
+        src, std::span<const ByteRange>(&body, 1), reader.inputs().BodyFrame(),
+        (*w)->NextTensor(absl::StrCat("value_input ", index)), decode);
+    if (!s.ok()) return WithFile(s, decomposed_path);
+    // The decoder leaves the source inside the body: move to its end.
+    if (!src.Seek(e.offset + e.length)) {
+      return WithFile(src.status(), decomposed_path);
+    }
+  }
+  // The rest of the file must still be well formed.
+  absl::StatusOr<std::optional<uint64_t>> outputs = reader.StartOutputs();
+  if (!outputs.ok()) return WithFile(outputs.status(), decomposed_path);
+  if (absl::Status s = reader.Finish(); !s.ok()) {
+    return WithFile(s, decomposed_path);
   }
 
-  UnpackOptions u;
-  u.snapshot_type = "decomposed";
-  u.output_prefix = tmp.path() + "/";
-  u.module = "model.hlo";
-  u.box.lenient_length_byte = options.lenient_length_byte;
-  u.decode.temp_dir = tmp.path();
-  std::vector<UnpackedFile> files;
-  if (absl::Status s = Unpack(decomposed_path, u, &files); !s.ok()) return s;
-
-  std::vector<std::unique_ptr<MmapSource>> maps;
-  std::vector<HostTensor> tensors;
-  for (const UnpackedFile& f : files) {
-    if (f.kind != "value_input") continue;
-    const std::string what = absl::StrCat("value_input ", f.index);
-    std::string type_name = f.shape.substr(0, f.shape.find('['));
-    std::optional<PrimitiveType> t = PrimitiveTypeFromName(type_name);
-    const TorchDtype* d = t ? TorchDtypeForXla(*t) : nullptr;
-    if (d == nullptr) {
-      return absl::UnimplementedError(absl::StrCat(
-          Sv(what), " (", f.shape, "): XLA type ", type_name,
-          " has no PyTorch dtype"));
-    }
-    auto m = std::make_unique<MmapSource>(f.path);
-    if (!m->status().ok()) return m->status();
-    std::string_view all(m->cursor(), m->available());
-    absl::StatusOr<NpyHeader> h = ParseNpyHeader(
-        all.substr(0, std::min<size_t>(all.size(), limits::kMaxNpyHeaderBytes + 12)));
-    if (!h.ok()) return WithFile(h.status(), f.path);
-    HostTensor ht;
-    ht.dtype = std::string(d->name);
-    ht.shape = h->shape;
-    ht.data = all.data() + h->header_bytes;
-    if (h->fortran_order) {
-      int64_t acc = 1;
-      for (int64_t dim : ht.shape) {
-        ht.strides.push_back(acc);
-        acc *= std::max<int64_t>(dim, 1);
-      }
-    }
-    uint64_t n = 1;
-    for (int64_t dim : ht.shape) n *= static_cast<uint64_t>(dim);
-    if (all.size() - h->header_bytes != n * d->element_bytes) {
-      return absl::InternalError(absl::StrCat(
-          f.path, ": decoded size does not match ", Sv(d->name)));
-    }
-    tensors.push_back(std::move(ht));
-    maps.push_back(std::move(m));
-  }
   CallMeta meta;
   meta.format = options.format;
   meta.hash = options.hash;
@@ -164,7 +138,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
     }
     meta.call_index = n;
   }
-  return WriteBundle(call_dir, tensors, meta);
+  return (*w)->Commit(meta);
 }
 
 }  // namespace decomposed::capture

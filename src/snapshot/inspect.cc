@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/proto/hlo.pb.h"
 
 namespace decomposed {
@@ -22,8 +22,8 @@ absl::Status ReadBlock(
     absl::StatusOr<bool> more = (reader.*next)(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
-    absl::StatusOr<LiteralScan> scan =
-        ScanLiteralBody(src, e.length, block.BodyFrame());
+    absl::StatusOr<LiteralPlan> scan = PlanLiteral(
+        src, e.length, block.BodyFrame(), {.shape_must_be_message = true});
     if (!scan.ok()) return scan.status();
     InspectedLiteral lit;
     lit.frame = e;

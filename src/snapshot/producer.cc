@@ -103,45 +103,6 @@ absl::StatusOr<Shape> BodyShape(std::string_view body, uint64_t base,
   return ParseShape(shape, frame, base);
 }
 
-class NpyInput final : public LiteralBody {
- public:
-  NpyInput(std::string path, std::optional<PrimitiveType> dtype,
-           LiteralEncodeOptions options)
-      : path_(std::move(path)), dtype_(dtype), options_(std::move(options)) {}
-  absl::StatusOr<uint64_t> Prepare() override {
-    if (!inner_) {
-      NpyReadOptions read;
-      read.dtype = dtype_;
-      if (!read.dtype) {
-        absl::StatusOr<std::optional<PrimitiveType>> side =
-            ReadNpyMetaSidecar(path_);
-        if (!side.ok()) return Prefix(side.status(), options_.name);
-        read.dtype = *side;
-      }
-      inner_ = NpyBody(path_, read, options_);
-    }
-    return inner_->Prepare();
-  }
-  absl::Status Write(const ChunkFn& fn) override {
-    if (!inner_) return absl::FailedPreconditionError("Prepare() not called");
-    return inner_->Write(fn);
-  }
-  absl::StatusOr<std::string> ShapeBytes() override {
-    if (!inner_) return absl::FailedPreconditionError("Prepare() not called");
-    return inner_->ShapeBytes();
-  }
-  std::string name() const override { return options_.name; }
-  std::optional<FileSpan> AsFileSpan() const override {
-    return inner_ ? inner_->AsFileSpan() : std::nullopt;
-  }
-
- private:
-  std::string path_;
-  std::optional<PrimitiveType> dtype_;
-  LiteralEncodeOptions options_;
-  std::unique_ptr<LiteralBody> inner_;
-};
-
 class Tuple final : public LiteralBody {
  public:
   Tuple(std::vector<LiteralBody*> elements, std::string name)
@@ -339,13 +300,6 @@ absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
 std::unique_ptr<LiteralBody> ProtoBody(const xla::LiteralProto& literal,
                                        std::string name) {
   return SerializedBody(literal.SerializeAsString(), true, std::move(name));
-}
-
-std::unique_ptr<LiteralBody> NpyInputBody(std::string path,
-                                          std::optional<PrimitiveType> dtype,
-                                          LiteralEncodeOptions options) {
-  return std::make_unique<NpyInput>(std::move(path), dtype,
-                                    std::move(options));
 }
 
 std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,

@@ -17,8 +17,9 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/dirs.h"
-#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
+#include "decomposed/limits.h"
 #include "decomposed/status.h"
 
 namespace decomposed {
@@ -31,12 +32,9 @@ struct HloSnapshotIndex {
   std::vector<ByteRange> result;      // HloSnapshot.result occurrences
 };
 
-// Bounds merged occurrences of one message field (each costs 16 bytes).
-constexpr size_t kMaxMergedOccurrences = 1 << 16;
-
 absl::Status TooMany(const Frame& frame, uint64_t offset) {
   return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
-                    absl::StrCat("at most ", kMaxMergedOccurrences,
+                    absl::StrCat("at most ", limits::kMaxMergedOccurrences,
                                  " occurrences of the field"),
                     "more");
 }
@@ -58,7 +56,7 @@ absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
               src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
               [&](internal::WireRecord& h) -> absl::Status {
                 if (h.field == 1 && h.wire_type == wire::kLen) {
-                  if (index.hlo_module.size() >= kMaxMergedOccurrences) {
+                  if (index.hlo_module.size() >= limits::kMaxMergedOccurrences) {
                     return TooMany(hlo_frame, h.tag_offset);
                   }
                   index.hlo_module.push_back({h.offset, h.length});
@@ -68,7 +66,7 @@ absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
         }
         if (r.field == 2) ++index.arguments;
         if (r.field == 3) {
-          if (index.result.size() >= kMaxMergedOccurrences) {
+          if (index.result.size() >= limits::kMaxMergedOccurrences) {
             return TooMany(frame, r.tag_offset);
           }
           index.result.push_back({r.offset, r.length});

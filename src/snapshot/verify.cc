@@ -8,7 +8,7 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
-#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/unpack.h"
 

@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                         ? limits::kMaxLenientBoxPayload
                                         : limits::kMaxBoxPayload));
   for (bool with_shape : {false, true}) {
-    char buf[kMaxBoxBytes];
+    char buf[limits::kMaxBoxBytes];
     size_t n = EncodeBox(*a, buf, BoxWriteOptions{with_shape});
     FUZZ_CHECK(n == BoxSize(*a, BoxWriteOptions{with_shape}));
     MemorySource back(std::string_view(buf, n));

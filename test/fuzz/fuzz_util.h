@@ -22,7 +22,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/limits.h"
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/shape.h"
 
 namespace decomposed::fuzz {
@@ -112,7 +112,8 @@ template <ByteSource S>
 absl::Status ScanBody(S& src, const ElementInfo& e, const Frame& frame,
                       BodySummary* b) {
   b->frame = e;
-  absl::StatusOr<LiteralScan> scan = ScanLiteralBody(src, e.length, frame);
+  absl::StatusOr<LiteralPlan> scan =
+      PlanLiteral(src, e.length, frame, {.shape_must_be_message = true});
   CheckErrorShape(scan.status());
   if (!scan.ok()) return scan.status();
   FUZZ_CHECK(src.position() == e.offset + e.length);

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy.h"
 #include "fuzz_util.h"
 

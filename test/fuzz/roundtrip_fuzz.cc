@@ -14,7 +14,7 @@
 
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/container/framing.h"
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/proto/xla_data.pb.h"
 #include "fuzz_util.h"
 
@@ -79,8 +79,9 @@ void ReadBack(S& src, const Plan& plan, bool absent_expected) {
         // Scan instead of copying: a protobuf-built literal scans back to
         // the shape protobuf serialized.
         xla::LiteralProto lit;
-        absl::StatusOr<LiteralScan> scan =
-            ScanLiteralBody(src, e.length, block.BodyFrame());
+        absl::StatusOr<LiteralPlan> scan =
+            PlanLiteral(src, e.length, block.BodyFrame(),
+                        {.shape_must_be_message = true});
         if (lit.ParseFromString(want[i]) && lit.has_shape() && scan.ok()) {
           FUZZ_CHECK(scan->has_shape);
           absl::StatusOr<Shape> direct =

@@ -1,13 +1,13 @@
 // libFuzzer target: a classic HloSnapshot file. protobuf parses it; then our
 // own walk runs over what it holds: every argument and the result are
-// re-serialized and scanned with ScanLiteralBody (whose shape must match
+// re-serialized and scanned with PlanLiteral (whose shape must match
 // ParseShape of protobuf's own ShapeProto), each shape is validated, and
 // the module's program shapes are parsed.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "decomposed/xla/literal_scan.h"
+#include "decomposed/xla/literal_plan.h"
 #include "google/protobuf/stubs/logging.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/xla/shape.h"
@@ -19,19 +19,22 @@ namespace {
 
 void CheckLiteral(const xla::LiteralProto& parsed, const Frame& frame) {
   // protobuf keeps fields it could not place (a `shape` sent as a varint,
-  // say) as unknown fields and writes them back; ScanLiteralBody rightly
-  // rejects those, so scan them without expectations first...
+  // say) as unknown fields and writes them back; PlanLiteral with
+  // shape_must_be_message (inspect's rule) rejects those, so plan them
+  // without expectations first...
   {
     std::string raw = parsed.SerializeAsString();
     MemorySource src(raw);
-    fuzz::CheckErrorShape(ScanLiteralBody(src, raw.size(), frame).status());
+    fuzz::CheckErrorShape(
+        PlanLiteral(src, raw.size(), frame, {.shape_must_be_message = true})
+            .status());
   }
   // ...then require that the well-formed remainder scans.
   xla::LiteralProto lit = parsed;
   lit.DiscardUnknownFields();
   std::string body = lit.SerializeAsString();
   MemorySource src(body);
-  absl::StatusOr<LiteralScan> scan = ScanLiteralBody(src, body.size(), frame);
+  absl::StatusOr<LiteralPlan> scan = PlanLiteral(src, body.size(), frame);
   fuzz::CheckErrorShape(scan.status());
   absl::StatusOr<Shape> direct =
       ParseShape(lit.shape().SerializeAsString(), frame);

@@ -68,6 +68,9 @@ class TensorSet {
   // directory", "bundle", ".npy file", ".pt file") and where.
   virtual std::string Name() const = 0;
   virtual size_t size() const = 0;
+  // True for the forms that hold both inputs and outputs (snapshots, unpack
+  // directories): TensorSetOptions::inputs picks one.
+  virtual bool HasInputsAndOutputs() const { return false; }
   // Element type and dims of tensor `i` (< size()); may read its header.
   virtual absl::StatusOr<TensorInfo> Describe(size_t i) = 0;
   // Streams tensor `i`'s elements in logical row-major order to `emit`, in

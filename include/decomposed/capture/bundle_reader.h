@@ -10,17 +10,17 @@
 // listed with complete=false and OpenBundle refuses it. Hidden entries
 // (".call<N>.tmp.XXXXXX", the atomic writer's temporaries) are skipped.
 //
-// .npy files are read with this library's header parser; .pt files with a
-// stored-zip reader and a small pickle interpreter that understands exactly
-// what torch.save writes for one tensor (_rebuild_tensor_v2 over a typed
-// storage, or _rebuild_tensor_v3 over an UntypedStorage with a dtype).
-// Nothing is executed, and every size is checked against the file.
+// .npy files are read with this library's header parser (npy/npy.h); .pt
+// files with the .pt reader (pt_reader.h: a stored-zip reader and a pickle
+// reader for exactly what torch.save writes for one tensor). Nothing is
+// executed, and every size is checked against the file.
 //
-// Errors: kFailedPrecondition (incomplete bundle), kInvalidArgument
-// (malformed meta.json, zip, pickle or npy header; a mismatch between
-// meta.json and a file: count, dtype, shape, byte size), kUnimplemented
-// (well-formed but unsupported: compressed zip entries, Fortran order,
-// non-contiguous .pt tensors, big-endian .npy), OS errors.
+// Errors: kFailedPrecondition (incomplete bundle, a tensor path that is not
+// a regular file), kInvalidArgument (malformed meta.json, zip, pickle or npy
+// header; a mismatch between meta.json and a file: count, dtype, shape, byte
+// size), kUnimplemented (well-formed but unsupported: compressed zip
+// entries, Fortran order, non-contiguous .pt tensors, big-endian .npy),
+// kResourceExhausted (the capture limits of limits.h), OS errors.
 //
 // Example:
 //   absl::StatusOr<Bundle> b = OpenBundle("/root/abc/rank0/call3");

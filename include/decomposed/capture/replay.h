@@ -11,13 +11,15 @@
 // `snapshot-unpack --snapshot-type=decomposed`.
 //
 // DecomposedToBundle: the inputs of a decomposed file become a bundle in
-// `call_dir` (written atomically by WriteBundle, so never over an existing
-// one) with a meta.json whose dtypes are the PyTorch names of the XLA types.
-// Each literal is first decoded (literal_decoder.h, XLA's loading rules) to
-// a temporary .npy beside `call_dir`, which is then mapped and re-written
-// in the bundle's format (column-major layouts come out in C order). XLA
-// types with no PyTorch dtype (S4, U4, F8E4M3B11FNUZ, F4E2M1FN, ...) are
-// kUnimplemented. The temporaries are removed in every case.
+// `call_dir` (written atomically by BundleWriter, so never over an existing
+// one) with a meta.json whose dtypes are the PyTorch dtypes of the XLA
+// types (TorchDtypeForXla). Each literal is decoded (xla/literal_decoder.h,
+// XLA's loading rules) straight into the bundle's tensor file: no temporary
+// copy; column-major and permuted layouts come out in C order (transposes
+// of big literals spill to an unlinked file in the bundle's temporary
+// directory). The rest of the file (region [2], trailing bytes) is checked
+// as `verify` checks it; the module is not parsed. XLA types with no
+// PyTorch dtype (S4, U4, F8E4M3B11FNUZ, F4E2M1FN, ...) are kUnimplemented.
 //
 // Example:
 //   BundleToDecomposed("/snap/abc/rank0/call3", "model.hlo", "x.decomposed");

@@ -1,7 +1,8 @@
 // A minimal ZIP writer for "stored" (uncompressed) entries, the container of
 // PyTorch's torch.save format. Streams to any ByteSink; the caller supplies
-// each entry's size and CRC-32 up front (no data descriptors), so the output
-// is written strictly sequentially.
+// each entry's size up front and its CRC-32 either up front or, for a
+// stream, at the end, writing it back into the local header itself (no data
+// descriptors, which PyTorch's writer never uses).
 //
 // Like PyTorch's own writer, each entry's data starts at a multiple of
 // `alignment` bytes (64 by default), padded with an extra field with id
@@ -58,7 +59,22 @@ class StoredZipWriter {
   // those bytes' length and CRC-32.
   absl::Status AddEntry(std::string_view name, uint64_t size, uint32_t crc,
                         const Producer& produce) {
-    Entry e{std::string(name), size, crc, Pos()};
+    if (absl::Status s = BeginEntry(name, size, crc); !s.ok()) return s;
+    bool ok = produce([this](std::string_view d) { return sink_.Write(d); });
+    if (!ok || !sink_.status().ok()) return SinkError(open_.name);
+    return EndEntry(crc);
+  }
+
+  // The same, pushed: BeginEntry writes the local header, then the entry's
+  // bytes go through Append(), then EndEntry checks that exactly `size`
+  // bytes arrived. When the CRC is only known at the end (a stream), pass 0
+  // to BeginEntry and the real one to EndEntry: the central directory gets
+  // it, and the caller must write it (4 bytes, little endian) at
+  // crc_offset() of the local header, relative to where the zip started
+  // in the sink, for the archive to be valid (a file sink can pwrite it).
+  absl::Status BeginEntry(std::string_view name, uint64_t size, uint32_t crc) {
+    open_ = Entry{std::string(name), size, crc, Pos()};
+    const Entry& e = open_;
     const bool zip64 = options_.force_zip64 || size >= kMax32;
     std::string extra;
     if (zip64) {
@@ -91,17 +107,26 @@ class StoredZipWriter {
     h += e.name;
     h += extra;
     if (!sink_.Write(h)) return SinkError(e.name);
-    uint64_t start = Pos();
-    bool ok = produce([this](std::string_view d) { return sink_.Write(d); });
-    if (!ok || !sink_.status().ok()) return SinkError(e.name);
-    if (Pos() - start != size) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("zip entry ", e.name, ": promised ", size,
-                       " bytes, wrote ", Pos() - start));
-    }
-    entries_.push_back(std::move(e));
+    data_start_ = Pos();
     return absl::OkStatus();
   }
+  bool Append(std::string_view d) { return sink_.Write(d); }
+  absl::Status EndEntry(uint32_t crc) {
+    if (!sink_.status().ok()) return SinkError(open_.name);
+    if (Pos() - data_start_ != open_.size) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("zip entry ", open_.name, ": promised ", open_.size,
+                       " bytes, wrote ", Pos() - data_start_));
+    }
+    open_.crc = crc;
+    entries_.push_back(open_);
+    return absl::OkStatus();
+  }
+  // Offset of the open (or last begun) entry's CRC field in its local
+  // header, relative to the zip's start.
+  uint64_t crc_offset() const { return open_.offset + 14; }
+  // Where the zip started in the sink (sink position at construction).
+  uint64_t base() const { return base_; }
 
   absl::Status AddEntry(std::string_view name, std::string_view data) {
     return AddEntry(name, data.size(), Crc32(0, data),
@@ -212,6 +237,8 @@ class StoredZipWriter {
   }
 
   S& sink_;
+  Entry open_;
+  uint64_t data_start_ = 0;
   StoredZipOptions options_;
   uint64_t base_;
   std::vector<Entry> entries_;

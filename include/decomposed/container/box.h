@@ -27,7 +27,7 @@
 // LiteralUtil::CreateR0<uint64_t>(v).ToProto() does in older XLA.
 //
 // Example:
-//   char buf[decomposed::kMaxBoxBytes];
+//   char buf[decomposed::limits::kMaxBoxBytes];
 //   size_t n = decomposed::EncodeBox(128, buf);  // 04 3a 02 80 01
 //   decomposed::MemorySource src(std::string_view(buf, n));
 //   absl::StatusOr<uint64_t> v = decomposed::ReadBox(src, {"count box"});
@@ -63,8 +63,6 @@ struct BoxWriteOptions {
   bool with_shape = false;
 };
 
-// Largest box EncodeBox can produce: 1 + (2 + 4) shape + (2 + 10) value.
-inline constexpr size_t kMaxBoxBytes = 19;
 // Smallest legal box: 1 length byte + unpacked `38 00`.
 inline constexpr size_t kMinBoxBytes = 3;
 
@@ -74,7 +72,7 @@ inline size_t BoxVarintSize(uint64_t v) {
 }
 
 // Encodes `value` as a box into `out` and returns its size. `out` must have
-// room for kMaxBoxBytes bytes: the bytes past the returned size may be
+// room for limits::kMaxBoxBytes bytes: the bytes past the returned size may be
 // overwritten with scratch.
 inline size_t EncodeBox(uint64_t value, char* out,
                         const BoxWriteOptions& options = {}) {
@@ -96,7 +94,7 @@ inline size_t EncodeBox(uint64_t value, char* out,
     x = (x & 0x00003fff00003fffu) | ((x & 0x0fffc0000fffc000u) << 2);
     x = (x & 0x007f007f007f007fu) | ((x & 0x3f803f803f803f80u) << 1);
     x |= (kHigh >> (64 - 8 * n)) >> 8;
-    std::memcpy(p + 2, &x, 8);  // p + 2 + 8 <= out + kMaxBoxBytes
+    std::memcpy(p + 2, &x, 8);  // p + 2 + 8 <= out + limits::kMaxBoxBytes
   } else {
     wire::WriteVarint(value, p + 2);
   }
@@ -112,7 +110,7 @@ inline size_t BoxSize(uint64_t value, const BoxWriteOptions& options = {}) {
 
 template <ByteSink K>
 bool WriteBox(K& sink, uint64_t value, const BoxWriteOptions& options = {}) {
-  char buf[kMaxBoxBytes];
+  char buf[limits::kMaxBoxBytes];
   return sink.Write(std::string_view(buf, EncodeBox(value, buf, options)));
 }
 

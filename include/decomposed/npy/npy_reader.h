@@ -353,7 +353,7 @@ absl::Status ForEachNpyDataChunk(S& src, const NpyArrayInfo& info, Fn&& fn) {
 // with NAME an ml_dtypes name ("bfloat16", "float8_e4m3fn", ...). Returns
 // nullopt when there is no sidecar; an error when it exists but is not
 // valid JSON, has no string "ml_dtype", or names an unknown type.
-// (Compiled in src/npy_reader.cc; uses nlohmann_json.)
+// (Compiled in src/npy/npy_sidecar.cc; uses nlohmann_json.)
 absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
     const std::string& npy_path);
 

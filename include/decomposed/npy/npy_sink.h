@@ -33,7 +33,6 @@
 #include "decomposed/npy/npy.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/status.h"
-#include "nlohmann/json.hpp"
 
 namespace decomposed {
 
@@ -129,22 +128,13 @@ class NpySink {
 };
 
 // The sidecar text: `{"ml_dtype": "<name>"}` (Python json.dumps spacing;
-// the name is escaped by nlohmann_json), no newline.
-inline std::string NpyMetaSidecarText(std::string_view ml_dtype) {
-  return absl::StrCat("{\"ml_dtype\": ",
-                      nlohmann::json(std::string(ml_dtype)).dump(), "}");
-}
+// the name is JSON-escaped), no newline. (Compiled in src/npy/npy_sidecar.cc.)
+std::string NpyMetaSidecarText(std::string_view ml_dtype);
 
 // Writes `<npy_path>.meta` atomically. Errors: OS errors from creating,
-// writing or renaming the file, with the path.
-inline absl::Status WriteNpyMetaSidecar(const std::string& npy_path,
-                                        std::string_view ml_dtype) {
-  AtomicFileSink out;
-  std::string path = npy_path + ".meta";
-  if (absl::Status s = out.Open(path); !s.ok()) return s;
-  out.Write(NpyMetaSidecarText(ml_dtype));
-  return out.Commit();
-}
+// writing or renaming the file, with the path. (src/npy/npy_sidecar.cc.)
+absl::Status WriteNpyMetaSidecar(const std::string& npy_path,
+                                 std::string_view ml_dtype);
 
 }  // namespace decomposed
 

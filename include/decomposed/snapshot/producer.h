@@ -74,8 +74,9 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/wire/wire.h"
 #include "decomposed/limits.h"
-#include "decomposed/xla/literal_encoder.h"
+#include "decomposed/npy/npy_literal.h"
 #include "decomposed/npy/npy_reader.h"
+#include "decomposed/xla/literal_body.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/status.h"
 
@@ -107,19 +108,12 @@ absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path);
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path);
 
 // ---------------------------------------------------------------------------
-// More literal bodies (see literal_encoder.h for arrays, .npy and bytes).
+// More literal bodies (see xla/literal_body.h for arrays and bytes,
+// npy/npy_literal.h for NpyInputBody, a .npy file).
 
 // A literal from a protobuf message (serialized once, then written as is).
 std::unique_ptr<LiteralBody> ProtoBody(const xla::LiteralProto& literal,
                                        std::string name = "literal");
-
-// An .npy input: the element type for a void descr comes from `dtype` when
-// given, else from the `<path>.meta` sidecar when present; `dtype` also
-// reinterprets a same-width non-void descr. Errors name `options.name` and
-// the file.
-std::unique_ptr<LiteralBody> NpyInputBody(std::string path,
-                                          std::optional<PrimitiveType> dtype,
-                                          LiteralEncodeOptions options = {});
 
 // A TUPLE literal of `elements` (borrowed): shape {TUPLE, tuple_shapes =
 // each element's shape}, then one tuple_literals record per element.

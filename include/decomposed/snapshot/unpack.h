@@ -28,7 +28,7 @@
 //
 // Both modes feed an HloSnapshotSink (below), which writes each piece.
 //
-// Literals are streamed by DecodeLiteralToNpy (literal_decoder.h): memory
+// Literals are streamed by DecodeLiteralToNpy (npy/literal_to_npy.h): memory
 // stays bounded whatever their size. `literal_pass`, when set, materialises
 // each literal as an xla::LiteralProto (so it must be under 2 GiB), runs the
 // pass, re-serializes it and decodes that.
@@ -68,8 +68,8 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/container/framing.h"
+#include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
-#include "decomposed/xla/literal_decoder.h"
 #include "decomposed/status.h"
 #include "decomposed/proto/hlo.pb.h"
 
@@ -234,8 +234,9 @@ class HloSnapshotSink {
     f.kind = std::string(stem);
     f.index = index;
     f.shape = plan.shape.ToString();
-    f.descr = plan.header.descr;
-    f.fortran_order = plan.header.fortran_order;
+    const NpyHeader header = NpyHeaderFor(plan);
+    f.descr = header.descr;
+    f.fortran_order = header.fortran_order;
     f.bytes = size;
     Record(f);
     if (options_.ml_dtype_sidecar && !plan.type->ml_dtype.empty()) {

@@ -13,6 +13,7 @@
 #ifndef DECOMPOSED_XLA_PRIMITIVE_TYPE_H_
 #define DECOMPOSED_XLA_PRIMITIVE_TYPE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -44,6 +45,17 @@ enum class DataEncoding : uint8_t {
   kFixed64,   // packed little-endian 8-byte values (F64, C128 pairs)
   kBytes,     // a `bytes` field holding the raw little-endian elements
 };
+
+// True for the packed-varint encodings (PRED, S32, S64, U32, U64).
+inline constexpr bool IsVarintEncoding(DataEncoding e) {
+  return e == DataEncoding::kBool || e == DataEncoding::kVarint32 ||
+         e == DataEncoding::kVarint64 || e == DataEncoding::kVarintU32 ||
+         e == DataEncoding::kVarintU64;
+}
+// Bytes per wire value of a packed fixed encoding (4 or 8), else 0.
+inline constexpr size_t FixedValueWidth(DataEncoding e) {
+  return e == DataEncoding::kFixed32 ? 4 : e == DataEncoding::kFixed64 ? 8 : 0;
+}
 
 struct PrimitiveTypeInfo {
   PrimitiveType type;

@@ -1,12 +1,17 @@
-// The .npy.meta sidecar reader (npy_reader.h), kept out of line so the
-// header-only codec does not depend on nlohmann_json.
+// The `<file>.npy.meta` sidecar: its reader (npy_reader.h) and writer
+// (npy_sink.h), kept out of line so that no header pulls in nlohmann_json.
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <fstream>
 #include <string>
+#include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/limits.h"
 #include "decomposed/npy/npy_reader.h"
+#include "decomposed/npy/npy_sink.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
@@ -14,7 +19,6 @@ namespace decomposed {
 absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
     const std::string& npy_path) {
   const std::string path = npy_path + ".meta";
-  constexpr std::streamsize kMaxSidecarBytes = 1 << 20;
   // stat first: a FIFO would block the open, and a device or a huge file
   // would be read without end; only a regular file of bounded size is read.
   struct stat st;
@@ -26,7 +30,7 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": expected a regular file for the sidecar"));
   }
-  if (st.st_size > kMaxSidecarBytes) {
+  if (static_cast<uint64_t>(st.st_size) > limits::kMaxSidecarBytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": a sidecar over 1 MiB is not a dtype note"));
   }
@@ -38,7 +42,7 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
   std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > static_cast<size_t>(kMaxSidecarBytes)) {
+  if (text.size() > limits::kMaxSidecarBytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat(path, ": a sidecar over 1 MiB is not a dtype note"));
   }
@@ -63,6 +67,21 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
         name, "\""));
   }
   return t;
+}
+
+
+std::string NpyMetaSidecarText(std::string_view ml_dtype) {
+  return absl::StrCat("{\"ml_dtype\": ",
+                      nlohmann::json(std::string(ml_dtype)).dump(), "}");
+}
+
+absl::Status WriteNpyMetaSidecar(const std::string& npy_path,
+                                 std::string_view ml_dtype) {
+  AtomicFileSink out;
+  std::string path = npy_path + ".meta";
+  if (absl::Status s = out.Open(path); !s.ok()) return s;
+  out.Write(NpyMetaSidecarText(ml_dtype));
+  return out.Commit();
 }
 
 }  // namespace decomposed

@@ -1,0 +1,189 @@
+// Payload copy: moves the element bytes of a literal whose data needs no
+// conversion (fixed-width and bytes encodings) from a source to an
+// ArraySink (array_sink.h) by the fastest way the pair allows:
+//   * a zero-copy view of the whole payload (MemorySource, MmapSource: the
+//     sink gets one Write of the mapped bytes);
+//   * else the bytes already in the source's window, then Read() into one
+//     reused buffer (the default, measured faster here: docs/unpack.md);
+//   * or, with CopyMethod::kKernel, copy_file_range(2) from an FdSource to
+//     the sink's PayloadFd(), falling back to the buffer where the kernel
+//     refuses the pair (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF).
+// PayloadWriter also counts what the sink has been given, so the decoder
+// can check element counts (remaining()).
+//
+// Errors: kOutOfRange when the source ends inside the payload; more bytes
+// than the sink was promised (kFailedPrecondition, a decoder bug); I/O
+// errors of either side, prefixed with the frame.
+//
+// Example:
+//   decomposed::internal::PayloadWriter out(sink, header.byte_size,
+//                                           decomposed::CopyMethod::kAuto,
+//                                           buf, sizeof(buf));
+//   absl::Status s = out.Raw(src, header.byte_size, frame);
+#ifndef DECOMPOSED_XLA_PAYLOAD_COPY_H_
+#define DECOMPOSED_XLA_PAYLOAD_COPY_H_
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/status.h"
+#include "decomposed/xla/array_sink.h"
+
+namespace decomposed {
+
+// How fixed-width data moves from an FdSource to an fd-backed sink.
+enum class CopyMethod {
+  kAuto,    // the measured faster one here (docs/unpack.md): kBuffer
+  kKernel,  // copy_file_range(2), falling back to kBuffer where unsupported
+  kBuffer,  // read(2) into one reused buffer, then write(2)
+};
+
+// Which way the decoder moved a literal's data (for tests and benchmarks).
+enum class LiteralPath {
+  kEmpty,       // no payload
+  kView,        // zero-copy view of the source
+  kKernelCopy,  // copy_file_range
+  kBufferCopy,  // Read into a reused buffer
+  kVarint,      // chunked varint decode of one packed record
+  kGeneral,     // re-walk of several / unpacked records
+  kTranspose,   // gathered in logical order
+};
+
+namespace internal {
+
+template <class S>
+concept FdBackedSource = requires(S& s) {
+  { s.fd() } -> std::convertible_to<int>;
+  { s.backend().origin() } -> std::convertible_to<uint64_t>;
+};
+
+// An ArraySink with a byte budget: what the decoder writes payload through.
+class PayloadWriter {
+ public:
+  // `buf` / `cap`: the reused copy buffer (may be null when only Put() and
+  // zero-copy Raw() are used).
+  PayloadWriter(ArraySink& sink, uint64_t bytes, CopyMethod copy, char* buf,
+                size_t cap)
+      : sink_(sink), left_(bytes), copy_(copy), buf_(buf), cap_(cap) {}
+
+  uint64_t remaining() const { return left_; }
+
+  absl::Status Put(std::string_view d) {
+    if (d.size() > left_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "array payload: ", d.size(), " more bytes with ", left_, " left"));
+    }
+    left_ -= d.size();
+    return sink_.Write(d);
+  }
+
+  // Copies `n` raw payload bytes from `src`.
+  template <ByteSource S>
+  absl::Status Raw(S& src, uint64_t n, const Frame& frame) {
+    const uint64_t start = src.position();
+    if constexpr (ZeroCopySource<S>) {
+      std::optional<std::string_view> v = src.ReadView(static_cast<size_t>(n));
+      if (!v) return TruncatedError(frame, start, n, src.available());
+      path_ = LiteralPath::kView;
+      return Put(*v);
+    } else {
+      size_t w = static_cast<size_t>(std::min<uint64_t>(n, src.available()));
+      if (w) {
+        if (absl::Status s = Put(std::string_view(src.cursor(), w)); !s.ok()) {
+          return s;
+        }
+        src.Advance(w);
+      }
+      uint64_t left = n - w;
+      path_ = LiteralPath::kBufferCopy;
+      if constexpr (FdBackedSource<S>) {
+        FdSink* fs = sink_.PayloadFd();
+        if (fs && copy_ == CopyMethod::kKernel && left > 0) {
+          bool handled = false;
+          absl::Status s = KernelCopy(src, *fs, left, frame, &handled);
+          if (!s.ok()) return s;
+          if (handled) {
+            path_ = LiteralPath::kKernelCopy;
+            return absl::OkStatus();
+          }
+        }
+      }
+      while (left > 0) {
+        size_t k = static_cast<size_t>(std::min<uint64_t>(left, cap_));
+        if (!src.Read(buf_, k)) {
+          if (!src.status().ok()) return Prefix(src.status(), frame.str());
+          return TruncatedError(frame, start, n, src.position() - start);
+        }
+        if (absl::Status s = Put(std::string_view(buf_, k)); !s.ok()) return s;
+        left -= k;
+      }
+      return absl::OkStatus();
+    }
+  }
+
+  // The way the last Raw() went.
+  LiteralPath path() const { return path_; }
+
+ private:
+  template <class S>
+  absl::Status KernelCopy(S& src, FdSink& fs, uint64_t n, const Frame& frame,
+                          bool* handled) {
+    if (n > left_) {
+      return absl::FailedPreconditionError("array payload: more than declared");
+    }
+    if (!fs.Flush()) return fs.status();
+    loff_t off = static_cast<loff_t>(src.backend().origin() + src.position());
+    const uint64_t start = src.position();
+    uint64_t done = 0;
+    while (done < n) {
+      size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, 1 << 30));
+      ssize_t r = ::copy_file_range(src.fd(), &off, fs.fd(), nullptr, chunk, 0);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        if (done == 0 && (errno == EXDEV || errno == EINVAL ||
+                          errno == ENOSYS || errno == EOPNOTSUPP ||
+                          errno == EBADF)) {
+          return absl::OkStatus();  // not handled: use the buffer
+        }
+        return Prefix(absl::ErrnoToStatus(errno, "copy_file_range"),
+                      frame.str());
+      }
+      if (r == 0) {
+        left_ -= done;
+        if (absl::Status s = sink_.WroteToFd(done); !s.ok()) return s;
+        return TruncatedError(frame, start, n, done);
+      }
+      done += static_cast<uint64_t>(r);
+    }
+    left_ -= done;
+    if (absl::Status s = sink_.WroteToFd(done); !s.ok()) return s;
+    *handled = true;
+    if (!src.Skip(done)) {
+      return TruncatedError(frame, start, n, src.position() - start);
+    }
+    return absl::OkStatus();
+  }
+
+  ArraySink& sink_;
+  uint64_t left_;
+  CopyMethod copy_;
+  char* buf_;
+  size_t cap_;
+  LiteralPath path_ = LiteralPath::kGeneral;
+};
+
+}  // namespace internal
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_XLA_PAYLOAD_COPY_H_

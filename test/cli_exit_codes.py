@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""The `decomposed` CLI's exit-code rule, for every command:
+0 success, 1 bad input or I/O, 2 usage.
+
+  cli_exit_codes.py build/bin/decomposed examples/example.decomposed_hlo_snapshot
+
+For each command: a successful run (0), an unknown option, a missing
+argument and a bad option value (2, with the reason and the command's
+"Usage:" line on stderr and nothing on stdout), and a bad input file (1,
+with "decomposed <command>: " on stderr). `--help` exits 0 with the usage
+on stdout. The inputs are the committed example and files made from it by
+the CLI itself (unpack, bundle from-decomposed), plus a file of garbage.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CLI, EXAMPLE = sys.argv[1], os.path.abspath(sys.argv[2])
+ENV = {k: v for k, v in os.environ.items()
+       if not k.startswith("VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_")}
+failures = []
+counts = {0: 0, 1: 0, 2: 0}
+
+
+def run(args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True,
+                          env=ENV, timeout=120)
+
+
+def expect(rc, args, command=None):
+    """Runs `decomposed args`; requires exit `rc` and rc's output shape."""
+    r = run(args)
+    what = "decomposed " + " ".join(args)
+    counts[rc] += 1
+    if r.returncode != rc:
+        failures.append(f"{what}: exit {r.returncode}, want {rc}; "
+                        f"stderr {r.stderr[-400:]!r}")
+        return r
+    if rc == 2:
+        if "Usage:" not in r.stderr or r.stdout:
+            failures.append(f"{what}: a usage error must print the usage on "
+                            f"stderr only; stderr {r.stderr[:300]!r}")
+    if rc == 1 and command and not r.stderr.startswith(f"decomposed {command}: ") \
+            and not (command == "verify" and r.stdout):
+        failures.append(f"{what}: stderr {r.stderr[:300]!r} does not start "
+                        f"with 'decomposed {command}: '")
+    return r
+
+
+def usage_errors(command, good, bad_values):
+    """Unknown option, missing argument(s), bad option values: all exit 2."""
+    words = command.split()
+    expect(2, [*words, "--bogus", "x", *good])
+    expect(2, [*words, "--bogus"])
+    expect(2, words)  # no arguments at all
+    for args in bad_values:
+        expect(2, [*words, *args])
+    r = expect(0, [*words, "--help"])
+    if "Usage:" not in r.stdout:
+        failures.append(f"decomposed {command} --help: no usage on stdout")
+
+
+with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
+    garbage = os.path.join(tmp, "garbage.bin")
+    with open(garbage, "wb") as f:
+        f.write(b"\xff\xfe not a snapshot, a module or JSON \x00\x01")
+    missing = os.path.join(tmp, "missing.bin")
+    u = os.path.join(tmp, "u") + "/"
+
+    # --- the root and the groups ----------------------------------------------
+    expect(2, [])
+    expect(2, ["bogus"])
+    expect(2, ["--bogus"])
+    expect(2, ["bundle"])
+    expect(2, ["bundle", "bogus"])
+    expect(2, ["capture"])
+    r = expect(0, ["--help"])
+    for c in ("unpack", "inspect", "verify", "pack", "convert", "capture",
+              "bundle"):
+        if c not in r.stdout:
+            failures.append(f"decomposed --help does not list {c}")
+
+    # --- unpack ----------------------------------------------------------------
+    ok = ["--snapshot-type=decomposed", "--dump-snapshot-outputs",
+          "--output-prefix=" + u, EXAMPLE]
+    r = expect(0, ["unpack", *ok])
+    if "unpacked 4 files" not in r.stdout:
+        failures.append(f"unpack: {r.stdout!r}")
+    usage_errors("unpack", ok, [
+        ["--snapshot-type=bogus", EXAMPLE],   # bad value
+        ["--snapshot-type", EXAMPLE],         # the option eats the file
+        [EXAMPLE, EXAMPLE],                   # one positional only
+        ["-snapshot-type=decomposed", EXAMPLE],  # LLVM syntax: snapshot-unpack's
+        ["--dump-snapshot-outputs=maybe", EXAMPLE],
+    ])
+    expect(1, ["unpack", "--snapshot-type=decomposed", "--output-prefix=" + u,
+               garbage], "unpack")
+    expect(1, ["unpack", "--output-prefix=" + u, missing], "unpack")
+    module, npy = u + "model.hlo", u + "value_input0.npy"
+
+    # --- inspect ------------------------------------------------------------------
+    expect(0, ["inspect", EXAMPLE])
+    expect(0, ["inspect", "--json", EXAMPLE])
+    usage_errors("inspect", [EXAMPLE], [
+        [EXAMPLE, EXAMPLE],
+        ["--json=maybe", EXAMPLE],
+    ])
+    expect(1, ["inspect", garbage], "inspect")
+    expect(1, ["inspect", missing], "inspect")
+
+    # --- verify --------------------------------------------------------------------
+    expect(0, ["verify", EXAMPLE])
+    expect(0, ["verify", "--snapshot-type", "decomposed", EXAMPLE, EXAMPLE])
+    usage_errors("verify", [EXAMPLE], [
+        ["--snapshot-type=bogus", EXAMPLE],
+        ["--snapshot-type"],
+    ])
+    expect(1, ["verify", "--snapshot-type=decomposed", garbage], "verify")
+    expect(1, ["verify", EXAMPLE, missing], "verify")
+
+    # --- pack ------------------------------------------------------------------------
+    out = os.path.join(tmp, "packed.decomposed_hlo_snapshot")
+    ok = ["--module", module, "--input", npy, "-o", out]
+    expect(0, ["pack", *ok])
+    expect(0, ["pack", "--snapshot", EXAMPLE, "--input", npy,
+               "--format=snapshot", "--out", out + ".pb"])
+    usage_errors("pack", ok, [
+        ["--module", module, "--input", npy],                 # no -o
+        ["--input", npy, "-o", out],                          # no module
+        ["--module", module, "--snapshot", EXAMPLE, "-o", out],
+        ["--module", module, "--input", npy, npy, "-o", out],  # one per --input
+        ["--module", module, "-o"],
+        ["--module", module, "--format=bogus", "-o", out],
+        ["--module", module, "--input", npy, "--dtype", "1=bf16", "-o", out],
+        ["--module", module, "--input", npy, "--dtype", "0=bogus", "-o", out],
+        ["--module", module, "--input", npy, "--dtype", "bf16", "-o", out],
+    ])
+    expect(1, ["pack", "--module", garbage, "--input", npy, "-o", out], "pack")
+    expect(1, ["pack", "--module", module, "--input", missing, "-o", out],
+           "pack")
+
+    # --- convert -------------------------------------------------------------------
+    classic = os.path.join(tmp, "classic.pb")
+    expect(0, ["convert", EXAMPLE, classic, "--to", "snapshot"])
+    expect(0, ["convert", classic, classic + ".dhs", "--to=decomposed"])
+    usage_errors("convert", [EXAMPLE, classic, "--to", "snapshot"], [
+        [EXAMPLE, classic],                       # no --to
+        [EXAMPLE, "--to", "snapshot"],            # no OUT
+        [EXAMPLE, classic, "--to", "bogus"],
+        [EXAMPLE, classic, classic, "--to", "snapshot"],
+    ])
+    expect(1, ["convert", garbage, classic, "--to", "snapshot"], "convert")
+    expect(1, ["convert", missing, classic, "--to", "decomposed"], "convert")
+
+    # --- capture plan -----------------------------------------------------------------
+    forwards = os.path.join(tmp, "forwards.json")
+    with open(forwards, "w") as f:
+        json.dump([{"neffs": ["A"]}], f)
+    expect(0, ["capture", "plan", forwards])
+    expect(0, ["capture", "plan", "--tp-rank", "3", forwards])
+    usage_errors("capture plan", [forwards], [
+        ["--tp-rank=-1", forwards],
+        ["--global-rank", "abc", forwards],
+        ["--dp-rank"],
+        [forwards, forwards],
+    ])
+    expect(1, ["capture", "plan", garbage], "capture plan")
+    expect(1, ["capture", "plan", missing], "capture plan")
+
+    # --- bundle from-decomposed / ls / verify / to-decomposed ---------------------------
+    root = os.path.join(tmp, "bundles")
+    call = os.path.join(root, "abc", "rank0", "call0")
+    expect(0, ["bundle", "from-decomposed", EXAMPLE, "-o", call,
+               "--format", "npy", "--hash", "abc"])
+    usage_errors("bundle from-decomposed", [EXAMPLE, "-o", call + "x"], [
+        [EXAMPLE],                                          # no -o
+        [EXAMPLE, "-o", call + "x", "--format", "bogus"],
+        [EXAMPLE, "-o", call + "x", "--call-index=-1"],
+        [EXAMPLE, "-o", call + "x", "--global-rank", "two"],
+        [EXAMPLE, EXAMPLE, "-o", call + "x"],
+    ])
+    expect(1, ["bundle", "from-decomposed", garbage, "-o", call + "g"],
+           "bundle from-decomposed")
+    expect(1, ["bundle", "from-decomposed", EXAMPLE, "-o", call],  # exists
+           "bundle from-decomposed")
+
+    r = expect(0, ["bundle", "ls", root, "--json"])
+    if r.returncode == 0 and len(json.loads(r.stdout)) != 1:
+        failures.append(f"bundle ls: {r.stdout!r}")
+    usage_errors("bundle ls", [root], [
+        [root, root],
+        ["--json=maybe", root],
+    ])
+    expect(1, ["bundle", "ls", missing], "bundle ls")
+    expect(1, ["bundle", "ls", garbage], "bundle ls")
+
+    expect(0, ["bundle", "verify", call])
+    usage_errors("bundle verify", [call], [[call, call]])
+    expect(1, ["bundle", "verify", tmp], "bundle verify")  # no meta.json
+
+    dec = os.path.join(tmp, "from_bundle.dhs")
+    expect(0, ["bundle", "to-decomposed", call, "--module", module, "-o", dec])
+    usage_errors("bundle to-decomposed", [call, "--module", module, "-o", dec], [
+        [call, "-o", dec],                       # no --module
+        [call, "--module", module],              # no -o
+        [call, call, "--module", module, "-o", dec],
+    ])
+    expect(1, ["bundle", "to-decomposed", tmp, "--module", module, "-o", dec],
+           "bundle to-decomposed")
+    expect(1, ["bundle", "to-decomposed", call, "--module", garbage,
+               "-o", dec + "2"], "bundle to-decomposed")
+
+for f in failures:
+    print("FAIL", f)
+print(f"cli_exit_codes: {counts[0]} runs exit 0, {counts[1]} exit 1, "
+      f"{counts[2]} exit 2; {len(failures)} failures")
+sys.exit(1 if failures else 0)
