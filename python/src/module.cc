@@ -58,13 +58,11 @@
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
 #include "decomposed/status.h"
-#if __has_include("decomposed/xla/array_buffer.h")
-#define DECOMPOSED_HAS_ARRAY_SINK 1
 #include "decomposed/xla/array_buffer.h"
-#endif
 #include "decomposed/xla/element_value.h"
 #include "decomposed/xla/literal_decoder.h"
 #include "decomposed/xla/literal_encoder.h"
+#include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
 
@@ -219,12 +217,6 @@ struct LiteralMeta {
   uint64_t wire_data_bytes = 0;
 };
 
-bool IsVarint(DataEncoding e) {
-  return e == DataEncoding::kBool || e == DataEncoding::kVarint32 ||
-         e == DataEncoding::kVarint64 || e == DataEncoding::kVarintU32 ||
-         e == DataEncoding::kVarintU64;
-}
-
 std::string LowerName(const PrimitiveTypeInfo& t) {
   return absl::AsciiStrToLower(std::string(t.name));
 }
@@ -252,11 +244,7 @@ LiteralMeta PlanMeta(std::string_view file, std::vector<ByteRange> ranges,
   const LiteralFieldStats& f = plan.fields[plan.type->proto_field];
   m.wire_data_bytes = f.bytes;
   const DataEncoding enc = plan.type->encoding;
-#if DECOMPOSED_HAS_ARRAY_SINK
   const bool row_major = plan.order == PhysicalOrder::kRowMajor;
-#else
-  const bool row_major = plan.order == NpyOrder::kC;
-#endif
   if (std::endian::native == std::endian::little && row_major &&
       plan.payload_bytes > 0) {
     if (enc == DataEncoding::kBytes && f.last.length == plan.payload_bytes) {
@@ -391,7 +379,6 @@ void DecodeInto(const Mapping& map, const LiteralMeta& m, char* out) {
   py::gil_scoped_release nogil;
   MemorySource src(map.bytes());
   const Frame frame{m.region, m.index, "body"};
-#if DECOMPOSED_HAS_ARRAY_SINK
   ArrayBuffer buffer(std::span<char>(out, static_cast<size_t>(m.nbytes)));
   Check(DecodeLiteral(src, std::span<const ByteRange>(m.ranges), frame,
                       buffer),
@@ -399,43 +386,6 @@ void DecodeInto(const Mapping& map, const LiteralMeta& m, char* out) {
   if (buffer.size() != m.nbytes) {
     Throw(absl::InternalError("decoder wrote a different size than planned"));
   }
-#else
-  // Until issue 9's array sink lands: decode to an in-memory .npy and take
-  // its data (C order, or Fortran order for column-major literals).
-  std::string npy;
-  StringSink sink(&npy);
-  LiteralPlan plan;
-  Check(DecodeLiteralToNpy(src, std::span<const ByteRange>(m.ranges), frame,
-                           sink, {}, &plan),
-        map.path());
-  const size_t head = npy[6] == 1
-                          ? 10 + (static_cast<uint8_t>(npy[8]) |
-                                  static_cast<uint8_t>(npy[9]) << 8)
-                          : 12 + (static_cast<uint8_t>(npy[8]) |
-                                  static_cast<uint8_t>(npy[9]) << 8 |
-                                  static_cast<uint8_t>(npy[10]) << 16);
-  if (npy.size() - head != m.nbytes) {
-    Throw(absl::InternalError("decoder wrote a different size than planned"));
-  }
-  if (plan.order != NpyOrder::kFortran) {
-    std::memcpy(out, npy.data() + head, m.nbytes);
-    return;
-  }
-  const size_t eb = m.type->element_bytes, rank = m.dims.size();
-  std::vector<uint64_t> idx(rank, 0), cstride(rank, 1);
-  for (size_t k = rank; k-- > 1;) {
-    cstride[k - 1] = cstride[k] * static_cast<uint64_t>(m.dims[k]);
-  }
-  for (uint64_t i = 0; i < m.element_count; ++i) {
-    uint64_t c = 0;
-    for (size_t k = 0; k < rank; ++k) c += idx[k] * cstride[k];
-    std::memcpy(out + c * eb, npy.data() + head + i * eb, eb);
-    for (size_t k = 0; k < rank; ++k) {
-      if (++idx[k] < static_cast<uint64_t>(m.dims[k])) break;
-      idx[k] = 0;
-    }
-  }
-#endif
 }
 
 py::array Literal::Raw() const {
@@ -454,7 +404,7 @@ py::array Literal::Raw() const {
   // A varint literal's count is only proven as it decodes: each value takes
   // at least one byte on the wire, so never allocate more than the field's
   // bytes allow (status.h: nothing is allocated from a declared size alone).
-  if (IsVarint(m.type->encoding) &&
+  if (IsVarintEncoding(m.type->encoding) &&
       m.element_count > m.wire_data_bytes) {
     Check(FrameError(absl::StatusCode::kInvalidArgument,
                      Frame{m.region, m.index, "body"}, offset(),
@@ -1076,7 +1026,10 @@ class Capturer {
       py::tuple t = h.cast<py::tuple>();
       capture::HostTensor ht;
       ht.data = reinterpret_cast<const void*>(t[0].cast<uintptr_t>());
-      ht.dtype = t[1].cast<std::string>();
+      const std::string name = t[1].cast<std::string>();
+      const capture::TorchDtype* dt = capture::FindTorchDtype(name);
+      if (!dt) throw py::value_error("unknown torch dtype '" + name + "'");
+      ht.dtype = dt->type;
       ht.shape = t[2].cast<std::vector<int64_t>>();
       ht.strides = t[3].cast<std::vector<int64_t>>();
       host.push_back(std::move(ht));
