@@ -28,6 +28,7 @@
 #include <pybind11/stl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -380,8 +381,13 @@ void DecodeInto(const Mapping& map, const LiteralMeta& m, char* out) {
   MemorySource src(map.bytes());
   const Frame frame{m.region, m.index, "body"};
   ArrayBuffer buffer(std::span<char>(out, static_cast<size_t>(m.nbytes)));
+  // The decoder's work buffer: no bigger than the array (small literals
+  // are the common case: 20,000 of them must not each map 1 MiB).
+  LiteralDecodeOptions options;
+  options.buffer_bytes = static_cast<size_t>(std::clamp<uint64_t>(
+      m.nbytes, 4096, options.buffer_bytes));
   Check(DecodeLiteral(src, std::span<const ByteRange>(m.ranges), frame,
-                      buffer),
+                      buffer, options),
         map.path());
   if (buffer.size() != m.nbytes) {
     Throw(absl::InternalError("decoder wrote a different size than planned"));
