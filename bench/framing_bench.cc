@@ -144,9 +144,10 @@ const std::string& Repeated() {
   static const std::string* s = [] {
     auto* out = new std::string;
     StringSink sink(out);
-    WriteBox(sink, kElements);
+    RepeatedWriter<StringSink> w(sink);
+    (void)w.Begin(kElements);
     for (uint64_t i = 0; i < kElements; ++i) {
-      WriteElement(sink, std::string_view("\x10\x09\x2a\x00", 4));
+      (void)w.WriteElement(std::string_view("\x10\x09\x2a\x00", 4));
     }
     return out;
   }();

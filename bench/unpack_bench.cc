@@ -129,7 +129,7 @@ void BM_Unpack(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));
   std::string in = InputFor(kind);
   decomposed::UnpackOptions o;
-  o.snapshot_type = "decomposed";
+  o.snapshot_type = decomposed::SnapshotType::kDecomposed;
   o.output_prefix = BenchDir() + "/out_";
   o.decode.copy = state.range(1) ? decomposed::CopyMethod::kKernel
                                  : decomposed::CopyMethod::kBuffer;

@@ -200,7 +200,7 @@ TYPED_TEST(SourceTest, SkippingMatchesReading) {
   std::string data = BigFile();
   auto src = this->factory.Make(data);
   DecomposedReader<typename TypeParam::Source> r(*src);
-  absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->length, 5000u);
   ASSERT_EQ(*r.StartInputs(), 9u);
@@ -329,7 +329,7 @@ TEST(MmapSourceTest, ZeroCopyViews) {
   MmapSource src(dir.Write("f", data));
   ASSERT_TRUE(src.status().ok());
   DecomposedReader<MmapSource> r(src);
-  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
   ASSERT_EQ(*r.StartInputs(), 9u);
   ElementInfo e;
   const char* first = nullptr;

@@ -71,15 +71,16 @@ COMPLEX = ("C64", "C128")
 
 def bf16_bits(x):
     """float32 values -> bfloat16 bit patterns (round to nearest even)."""
-    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    f = np.atleast_1d(np.asarray(x, dtype=np.float32))
+    b = f.view(np.uint32).astype(np.uint64)
     r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-    r[nan] = 0x7FC0
-    return r
+    r[np.isnan(f)] = 0x7FC0
+    return r.reshape(np.asarray(x).shape)
 
 
 def bf16_values(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    b = np.asarray(bits)
+    return (np.atleast_1d(b).astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
 
 
 def values(name, shape, specials):
@@ -260,6 +261,14 @@ def torch_verdict(name, e, a, rtol, atol, equal_nan):
         return False
 
 
+def fsum(x):
+    """Exact sum of float64 values; inf or nan when they are not finite."""
+    x = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        return float(np.sum(x))
+    return math.fsum(x)
+
+
 def ref_metrics(name, e, a):
     ev = as_values(name, e).reshape(-1)
     av = as_values(name, a).reshape(-1)
@@ -284,13 +293,13 @@ def ref_metrics(name, e, a):
         out["max_abs_error_index"] = int(valid[int(np.argmax(d))])
         out["max_rel_error"] = float(rel.max())
         out["max_rel_error_index"] = int(valid[int(np.argmax(rel))])
-        out["mean_abs_error"] = float(math.fsum(d) / d.size)
-        out["rms_error"] = math.sqrt(math.fsum(d * d) / d.size)
-        dot = math.fsum(np.real(np.conj(e1) * a1))
-        ee, aa = math.fsum(np.abs(e1) ** 2), math.fsum(np.abs(a1) ** 2)
-        denom = math.sqrt(ee) * math.sqrt(aa)
-        out["cosine"] = (dot / denom) if (ee > 0 and aa > 0 and math.isfinite(denom)
-                                          and math.isfinite(dot / denom)) else None
+        out["mean_abs_error"] = fsum(d) / d.size
+        out["rms_error"] = math.sqrt(fsum(d * d) / d.size)
+        dot = fsum(np.real(np.conj(e1) * a1))
+        ee, aa = fsum(np.abs(e1) ** 2), fsum(np.abs(a1) ** 2)
+        denom = math.sqrt(ee) * math.sqrt(aa) if math.isfinite(ee + aa) else math.inf
+        ok = ee > 0 and aa > 0 and math.isfinite(denom) and math.isfinite(dot)
+        out["cosine"] = dot / denom if ok and math.isfinite(dot / denom) else None
     return out
 
 

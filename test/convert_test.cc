@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "decomposed/container/framing.h"
+#include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "gtest/gtest.h"
@@ -117,7 +118,7 @@ Blocks ReadDecomposed(const std::string& path) {
   MemorySource src(data);
   DecomposedReader r(src);
   std::string snap;
-  EXPECT_TRUE(r.ReadHeader(&snap).ok());
+  EXPECT_TRUE(r.ReadSnapshot(&snap).ok());
   EXPECT_TRUE(b.header.ParseFromString(snap));
   EXPECT_TRUE(r.StartInputs().ok());
   ElementInfo e;

@@ -95,7 +95,7 @@ TEST(CorpusTest, VerifyRowsGiveTheManifestCodeFrameAndFragment) {
     ++n;
     SCOPED_TRACE(r.file + ": " + r.what);
     VerifyOptions o;
-    o.snapshot_type = "decomposed";
+    o.snapshot_type = SnapshotType::kDecomposed;
     absl::StatusOr<VerifyReport> rep =
         VerifyFile(CorpusDir() + "/files/" + r.file, o);
     ASSERT_TRUE(rep.ok()) << rep.status();
@@ -119,7 +119,7 @@ TEST(CorpusTest, UnpackRowsGiveTheManifestCodeFrameAndFragment) {
     std::filesystem::remove_all(out);
     std::filesystem::create_directories(out);
     UnpackOptions o;
-    o.snapshot_type = "decomposed";
+    o.snapshot_type = SnapshotType::kDecomposed;
     o.dump_snapshot_outputs = true;
     o.output_prefix = out + "/";
     absl::Status s = Unpack(CorpusDir() + "/files/" + r.file, o);

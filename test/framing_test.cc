@@ -281,7 +281,7 @@ TEST(DeclaredSizeTest, CountLargerThanRemainingBytes) {
       HexBytes("03 3a 01 00  0c 3a 0a ff ff ff ff ff ff ff ff ff 01");
   MemorySource src(data);
   DecomposedReader<MemorySource> r(src);
-  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
   absl::StatusOr<uint64_t> n = r.StartInputs();
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), absl::StatusCode::kOutOfRange);
@@ -329,7 +329,7 @@ TEST(DeclaredSizeTest, UnknownSizeNeverAllocatesTheDeclaredLength) {
   testing::FaultSource src(data, o);
   DecomposedReader<testing::FaultSource> r(src);
   std::string snapshot;
-  absl::StatusOr<ElementInfo> h = r.ReadHeader(&snapshot);
+  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(&snapshot);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(h.status().message(),
@@ -344,7 +344,7 @@ TEST(DeclaredSizeTest, SnapshotOverProtobufLimit) {
   o.known_size = false;
   testing::FaultSource src(data, o);
   DecomposedReader<testing::FaultSource> r(src);
-  absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(h.status().message()), StartsWith("snapshot length box:"));
@@ -356,11 +356,13 @@ TEST(ElementTest, GoldenBytes) {
   // box(3) then "abc" (61 62 63).
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(WriteElement(sink, "abc"));
+  ElementWriter<StringSink> w(sink);
+  ASSERT_TRUE(w.Write("abc").ok());
   EXPECT_EQ(ToHex(out), "03 3a 01 03 61 62 63");
   // With shape: box = 09 0a 04 10 09 2a 00 3a 01 03.
   out.clear();
-  ASSERT_TRUE(WriteElement(sink, "abc", BoxWriteOptions{true}));
+  ElementWriter<StringSink> shaped(sink, BoxWriteOptions{true});
+  ASSERT_TRUE(shaped.Write("abc").ok());
   EXPECT_EQ(ToHex(out), "09 0a 04 10 09 2a 00 3a 01 03 61 62 63");
 }
 
@@ -371,29 +373,34 @@ TEST(ElementTest, RoundTripBodySizes) {
     for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 31);
     std::string out;
     StringSink sink(&out);
-    ASSERT_TRUE(WriteElement(sink, body));
+    ElementWriter<StringSink> w(sink);
+    ASSERT_TRUE(w.Write(body).ok());
     EXPECT_EQ(out.size(), BoxSize(n) + n);
 
     // Zero-copy view.
     MemorySource mem(out);
-    ElementInfo e;
-    ASSERT_TRUE(ReadElementHeader(mem, Frame{"b"}, Frame{"body"}, {}, &e).ok());
-    EXPECT_EQ(e.length, n);
-    EXPECT_EQ(e.offset, BoxSize(n));
-    std::optional<std::string_view> view = mem.ReadView(e.length);
+    ElementReader<MemorySource> r(mem);
+    absl::StatusOr<ElementInfo> e = r.Read(Frame{"b"}, Frame{"body"});
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->length, n);
+    EXPECT_EQ(e->offset, BoxSize(n));
+    EXPECT_EQ(r.body().remaining(), n);
+    std::optional<std::string_view> view = r.body().ReadView(e->length);
     ASSERT_TRUE(view);
-    EXPECT_EQ(view->data(), out.data() + e.offset);  // no copy
+    EXPECT_EQ(view->data(), out.data() + e->offset);  // no copy
     EXPECT_EQ(*view, body);
+    EXPECT_FALSE(r.body().ReadView(1));  // nothing past the body
 
     // Streamed in chunks through 1000-byte reads.
     testing::FaultOptions o;
     o.max_read = 1000;
     testing::FaultSource buffered(out, o);
-    ASSERT_TRUE(
-        ReadElementHeader(buffered, Frame{"b"}, Frame{"body"}, {}, &e).ok());
+    ElementReader<testing::FaultSource> rb(buffered);
+    e = rb.Read(Frame{"b"}, Frame{"body"});
+    ASSERT_TRUE(e.ok()) << e.status();
     std::string got;
     int chunks = 0;
-    ASSERT_TRUE(ForEachChunk(buffered, e.length, Frame{"body"},
+    ASSERT_TRUE(ForEachChunk(rb.body(), e->length, Frame{"body"},
                              [&](std::string_view c) {
                                got.append(c.data(), c.size());
                                ++chunks;
@@ -405,9 +412,9 @@ TEST(ElementTest, RoundTripBodySizes) {
 
     // Skipped.
     testing::FaultSource skipper(out, o);
-    ASSERT_TRUE(
-        ReadElementHeader(skipper, Frame{"b"}, Frame{"body"}, {}, &e).ok());
-    ASSERT_TRUE(SkipBytes(skipper, e.length, Frame{"body"}).ok());
+    ElementReader<testing::FaultSource> rs(skipper);
+    ASSERT_TRUE(rs.Read(Frame{"b"}, Frame{"body"}).ok());
+    ASSERT_TRUE(rs.Finish().ok());
     EXPECT_EQ(skipper.position(), out.size());
   }
 }
@@ -424,18 +431,24 @@ TEST(ElementTest, HugeDeclaredLengthsRoundTripThroughTheHeader) {
     o.known_size = false;
     o.seekable = false;
     testing::FaultSource src(out, o);
-    ElementInfo e;
-    ASSERT_TRUE(ReadElementHeader(src, Frame{"b"}, Frame{"body"}, {}, &e).ok());
-    EXPECT_EQ(e.length, n);
+    ElementReader<testing::FaultSource> r(src);
+    absl::StatusOr<ElementInfo> e = r.Read(Frame{"b"}, Frame{"body"});
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->length, n);
     std::string body;
-    absl::Status s = ReadToString(src, e.length, Frame{"body"}, &body);
+    absl::Status s = ReadToString(r.body(), e->length, Frame{"body"}, &body);
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("declared ", n,
                                                     " bytes but 3 remain")));
+    // Skipping the rest fails the same way.
+    s = r.Finish();
+    EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
     // A known-size source rejects it at the header.
     MemorySource mem(out);
-    s = ReadElementHeader(mem, Frame{"b"}, Frame{"body"}, {}, &e);
+    ElementReader<MemorySource> rm(mem);
+    s = rm.Read(Frame{"b"}, Frame{"body"}).status();
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+    EXPECT_THAT(s.message(), HasSubstr("body: declared"));
     EXPECT_THAT(s.message(), HasSubstr("but 3 remain"));
   }
 }
@@ -444,18 +457,21 @@ TEST(ElementTest, SeekableSourcesSkipWithoutReading) {
   std::string body(1 << 20, 'x');
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(WriteElement(sink, body));
-  ASSERT_TRUE(WriteElement(sink, "tail"));
+  ElementWriter<StringSink> w(sink);
+  ASSERT_TRUE(w.Write(body).ok());
+  ASSERT_TRUE(w.Write("tail").ok());
   testing::FaultSource src(out);
-  ElementInfo e;
-  ASSERT_TRUE(ReadElementHeader(src, Frame{"b"}, Frame{"body"}, {}, &e).ok());
-  ASSERT_TRUE(SkipBytes(src, e.length, Frame{"body"}).ok());
+  ElementReader<testing::FaultSource> r(src);
+  ASSERT_TRUE(r.Read(Frame{"b"}, Frame{"body"}).ok());
+  // The next Read() moves past the unread body: a seek, not a read.
+  absl::StatusOr<ElementInfo> e = r.Read(Frame{"b"}, Frame{"body"});
+  ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(src.backend().seeks(), 1u);
-  // Only the first buffer (4096 bytes) and nothing of the skipped MiB.
-  EXPECT_LE(src.backend().calls(), 1u);
-  ASSERT_TRUE(ReadElementHeader(src, Frame{"b"}, Frame{"body"}, {}, &e).ok());
+  // Only the first buffer (4096 bytes) and nothing of the skipped MiB, then
+  // the buffer at the second element.
+  EXPECT_LE(src.backend().calls(), 2u);
   std::string tail;
-  ASSERT_TRUE(ReadToString(src, e.length, Frame{"body"}, &tail).ok());
+  ASSERT_TRUE(ReadToString(r.body(), e->length, Frame{"body"}, &tail).ok());
   EXPECT_EQ(tail, "tail");
 }
 
@@ -466,11 +482,12 @@ TEST(RepeatedTest, GoldenBytes) {
   std::string out;
   StringSink sink(&out);
   std::vector<std::string> bodies = {"a", ""};
-  ASSERT_TRUE(WriteRepeated(sink, bodies));
+  RepeatedWriter<StringSink> w(sink);
+  ASSERT_TRUE(w.Write(bodies).ok());
   EXPECT_EQ(ToHex(out), "03 3a 01 02 03 3a 01 01 61 03 3a 01 00");
-  // An empty block is just its count.
+  // An empty list is just its count.
   out.clear();
-  ASSERT_TRUE(WriteRepeated(sink, std::vector<std::string>{}));
+  ASSERT_TRUE(w.Write(std::vector<std::string>{}).ok());
   EXPECT_EQ(ToHex(out), "03 3a 01 00");
 }
 
@@ -480,7 +497,7 @@ TEST(RepeatedTest, RoundTripCounts) {
     for (uint64_t i = 0; i < n; ++i) bodies.push_back(std::string(i % 5, 'a' + i % 26));
     std::string out;
     StringSink sink(&out);
-    ASSERT_TRUE(WriteRepeated(sink, bodies));
+    ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
     for (int mode = 0; mode < 2; ++mode) {
       testing::FaultOptions o;
       o.max_read = 3;
@@ -496,7 +513,8 @@ TEST(RepeatedTest, RoundTripCounts) {
         ASSERT_TRUE(more.ok() && *more) << i;
         EXPECT_EQ(r.current_index(), static_cast<int64_t>(i));
         std::string body;
-        ASSERT_TRUE(ReadToString(src, e.length, r.BodyFrame(), &body).ok());
+        ASSERT_TRUE(
+            ReadToString(r.body(), e.length, r.BodyFrame(), &body).ok());
         EXPECT_EQ(body, bodies[i]);
       }
       EXPECT_FALSE(*r.Next(&e));
@@ -509,35 +527,66 @@ TEST(RepeatedTest, NextSkipsWhatTheConsumerLeft) {
   std::vector<std::string> bodies = {"hello", "world", "!"};
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(WriteRepeated(sink, bodies));
+  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
   MemorySource src(out);
   RepeatedReader<MemorySource> r(src, "output");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   ASSERT_TRUE(*r.Next(&e));
-  src.Advance(2);  // read "he" only
+  r.body().Advance(2);  // read "he" only
   ASSERT_TRUE(*r.Next(&e));
-  EXPECT_EQ(*src.ReadView(e.length), "world");
+  EXPECT_EQ(*r.body().ReadView(e.length), "world");
   ASSERT_TRUE(*r.Next(&e));  // nothing read of "!"
   EXPECT_FALSE(*r.Next(&e));
   EXPECT_EQ(src.position(), out.size());
 }
 
-TEST(RepeatedTest, ConsumerReadingPastTheBodyIsAnError) {
+TEST(RepeatedTest, ConsumerCannotReadPastTheBody) {
+  // The body view ends where the body does, though the source goes on:
+  // a decoder handed the view sees a clean end of data there.
   std::vector<std::string> bodies = {"ab", "cd"};
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(WriteRepeated(sink, bodies));
+  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
   MemorySource src(out);
   RepeatedReader<MemorySource> r(src, "output");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   ASSERT_TRUE(*r.Next(&e));
-  src.Advance(3);
-  absl::StatusOr<bool> more = r.Next(&e);
-  ASSERT_FALSE(more.ok());
-  EXPECT_EQ(more.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(more.status().message()), StartsWith("output 0 body:"));
+  EXPECT_EQ(r.body().available(), 2u);
+  EXPECT_EQ(*r.body().size(), e.offset + 2);
+  EXPECT_FALSE(r.body().Pull(3));
+  EXPECT_FALSE(r.body().ReadView(3));
+  char buf[3];
+  EXPECT_FALSE(r.body().Read(buf, 3));
+  EXPECT_EQ(src.position(), e.offset + 2);  // stopped at the body end
+  EXPECT_TRUE(r.body().status().ok());
+  // The next element is intact.
+  ASSERT_TRUE(*r.Next(&e));
+  EXPECT_EQ(*r.body().ReadView(2), "cd");
+  EXPECT_FALSE(*r.Next(&e));
+  EXPECT_TRUE(r.done());
+}
+
+TEST(RepeatedTest, SeekableConsumersMayGoBackInsideTheBody) {
+  // The literal decoder plans a body, then seeks back to its data: the view
+  // allows seeks inside the body only.
+  std::vector<std::string> bodies = {"0123", "xyz"};
+  std::string out;
+  StringSink sink(&out);
+  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
+  MemorySource src(out);
+  RepeatedReader<MemorySource> r(src, "input");
+  ASSERT_TRUE(r.Start().ok());
+  ElementInfo e;
+  ASSERT_TRUE(*r.Next(&e));
+  ASSERT_TRUE(r.body().Skip(4));
+  EXPECT_FALSE(r.body().Seek(e.offset - 1));
+  EXPECT_FALSE(r.body().Seek(e.offset + 5));
+  ASSERT_TRUE(r.body().Seek(e.offset + 1));
+  EXPECT_EQ(*r.body().ReadView(2), "12");
+  ASSERT_TRUE(*r.Next(&e));
+  EXPECT_EQ(*r.body().ReadView(3), "xyz");
 }
 
 TEST(RepeatedTest, NextBeforeStart) {
@@ -591,13 +640,127 @@ TEST(WholeFileTest, RoundTrips) {
 TEST(WholeFileTest, SkippingEverythingStillChecksTheEnd) {
   MemorySource src(Tiny());
   DecomposedReader<MemorySource> r(src);
-  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
   ASSERT_EQ(*r.StartInputs(), 2u);
   absl::StatusOr<std::optional<uint64_t>> m = r.StartOutputs();
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(**m, 1u);
   EXPECT_TRUE(r.Finish().ok());
   EXPECT_EQ(src.position(), kTinySize);
+}
+
+TEST(WholeFileTest, SnapshotViewThenSkipToRegion1) {
+  // OpenSnapshot leaves region [0] readable through a view; StartInputs
+  // moves past whatever the consumer left of it.
+  MemorySource src(Tiny());
+  DecomposedReader<MemorySource> r(src);
+  absl::StatusOr<ElementInfo> h = r.OpenSnapshot();
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->offset, 4u);
+  EXPECT_EQ(h->length, 7u);
+  EXPECT_EQ(r.snapshot().remaining(), 7u);
+  EXPECT_EQ(ToHex(std::string(*r.snapshot().ReadView(3))), "0a 05 0a");
+  EXPECT_FALSE(r.snapshot().ReadView(5));  // 4 bytes left in region [0]
+  ASSERT_EQ(*r.StartInputs(), 2u);
+  EXPECT_EQ(r.inputs().count_offset(), 11u);
+  ElementInfo e;
+  ASSERT_TRUE(*r.NextInput(&e));
+  EXPECT_EQ(ToHex(std::string(*r.inputs().body().ReadView(e.length))),
+            "0a 04 10 04 2a 00 22 01 05");
+}
+
+TEST(WholeFileTest, RequiredOutputs) {
+  // Present: the count.
+  {
+    MemorySource src(Tiny());
+    DecomposedReader<MemorySource> r(src);
+    ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+    ASSERT_TRUE(r.StartInputs().ok());
+    absl::StatusOr<uint64_t> m = r.StartRequiredOutputs("asked for");
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(*m, 1u);
+    EXPECT_TRUE(r.Finish().ok());
+  }
+  // Absent: an error at the end of region [1], named with the option's
+  // output name.
+  std::string cut = Tiny().substr(0, kTinyRegion1End);
+  MemorySource src(cut);
+  DecomposedReadOptions o;
+  o.output_name = "snapshot_output";
+  DecomposedReader<MemorySource> r(src, o);
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.StartInputs().ok());
+  absl::StatusOr<uint64_t> m = r.StartRequiredOutputs("asked for");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(m.status().message(),
+            "snapshot_output count box: expected region [2] (asked for), "
+            "found the end of the file: this file holds no outputs (at byte "
+            "36)");
+}
+
+TEST(WholeFileTest, ElementNamesComeFromTheOptions) {
+  std::string cut = Tiny().substr(0, 21);  // inside input 0's body
+  MemorySource src(cut);
+  DecomposedReadOptions o;
+  o.input_name = "value_input";
+  DecomposedReader<MemorySource> r(src, o);
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.StartInputs().ok());
+  ElementInfo e;
+  absl::StatusOr<bool> more = r.NextInput(&e);
+  ASSERT_FALSE(more.ok());
+  EXPECT_EQ(more.status().message(),
+            "value_input 0 body: declared 9 bytes but 2 remain (at byte 19)");
+}
+
+TEST(WholeFileTest, CallsOutOfOrder) {
+  MemorySource src(Tiny());
+  DecomposedReader<MemorySource> r(src);
+  EXPECT_EQ(r.StartInputs().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.StartOutputs().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.Finish().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  EXPECT_EQ(r.ReadSnapshot(nullptr).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ElementInfo e;
+  EXPECT_EQ(r.NextInput(&e).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // before StartInputs
+  ASSERT_TRUE(r.StartInputs().ok());
+  EXPECT_EQ(r.Finish().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(r.StartOutputs().ok());
+  EXPECT_TRUE(r.Finish().ok());
+  EXPECT_EQ(r.Finish().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(WriterTest, ElementAndRepeatedWritersCountBytesAndElements) {
+  std::string out;
+  StringSink sink(&out);
+  ElementWriter<StringSink> e(sink);
+  ASSERT_TRUE(e.Begin(3).ok());
+  EXPECT_EQ(e.body_left(), 3u);
+  EXPECT_THAT(e.Append("abcd").message(),
+              HasSubstr("4 more bytes but only 3 declared bytes left"));
+  ASSERT_TRUE(e.Append("ab").ok());
+  EXPECT_THAT(e.Begin(1).message(), HasSubstr("1 declared bytes not written"));
+  ASSERT_TRUE(e.AppendedExternally(1).ok());
+  EXPECT_TRUE(e.CheckDone().ok());
+  EXPECT_EQ(ToHex(out), "03 3a 01 03 61 62");  // the last byte went elsewhere
+
+  out.clear();
+  RepeatedWriter<StringSink> r(sink);
+  ASSERT_TRUE(r.Begin(2).ok());
+  ASSERT_TRUE(r.WriteElement("a").ok());
+  EXPECT_THAT(r.Finish().message(), HasSubstr("declared 2 elements but wrote 1"));
+  ASSERT_TRUE(r.BeginElement(1).ok());
+  EXPECT_THAT(r.Finish().message(), HasSubstr("1 declared bytes not written"));
+  ASSERT_TRUE(r.Append("b").ok());
+  EXPECT_TRUE(r.Finish().ok());
+  EXPECT_THAT(r.WriteElement("c").message(),
+              HasSubstr("more elements than the 2 declared"));
+  EXPECT_EQ(ToHex(out), "03 3a 01 02 03 3a 01 01 61 03 3a 01 01 62");
 }
 
 TEST(WriterTest, MisuseIsReported) {

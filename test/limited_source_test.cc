@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "decomposed/io/bounded.h"
 #include "decomposed/testing/fault_source.h"
 #include "gtest/gtest.h"
 
@@ -51,6 +52,25 @@ TEST(LimitedSourceTest, ReportsTheInnerSizeWhenTheFileIsShorterThanTheView) {
   MemorySource inner(data);
   LimitedSource view(inner, 100);
   EXPECT_EQ(*view.size(), 4u);
+}
+
+TEST(LimitedSourceTest, UnknownInnerSizeStaysUnknown) {
+  // A pipe-like source: the view must not claim its declared end as held,
+  // or ReadToString would allocate the declared length up front.
+  std::string data = "0123456789";
+  testing::FaultOptions o;
+  o.known_size = false;
+  o.seekable = false;
+  testing::FaultSource inner(data, o);
+  LimitedSource view(inner, uint64_t{1} << 40);
+  EXPECT_FALSE(view.size().has_value());
+  EXPECT_EQ(view.remaining(), uint64_t{1} << 40);
+  std::string out;
+  absl::Status s = ReadToString(view, uint64_t{1} << 40, Frame{"x"}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message(),
+            "x: declared 1099511627776 bytes but 10 remain (at byte 0)");
+  EXPECT_LT(out.capacity(), size_t{1} << 20);
 }
 
 TEST(LimitedSourceTest, BufferedInnerSourceWithOneByteReads) {

@@ -118,16 +118,16 @@ TEST(LimitsTest, BoxPayloadLenientAtLimit) {
 // --- kMaxSnapshotBytes -----------------------------------------------------
 
 // A sparse file: box(snapshot_len), snapshot_len zero bytes (a hole), then
-// an input count box of 0. Nothing of the hole is read: ReadHeader(nullptr)
+// an input count box of 0. Nothing of the hole is read: ReadSnapshot(nullptr)
 // seeks over it.
 class SparseFile {
  public:
   explicit SparseFile(uint64_t snapshot_len) {
     path_ = std::string(DECOMPOSED_BINARY_DIR) + "/limits_sparse_" +
             std::to_string(snapshot_len) + "_" + std::to_string(getpid());
-    char box[kMaxBoxBytes];
+    char box[limits::kMaxBoxBytes];
     size_t n = EncodeBox(snapshot_len, box);
-    char zero[kMaxBoxBytes];
+    char zero[limits::kMaxBoxBytes];
     size_t z = EncodeBox(0, zero);
     int fd = ::open(path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     ok_ = fd >= 0 && ::pwrite(fd, box, n, 0) == static_cast<ssize_t>(n) &&
@@ -152,7 +152,7 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->length, limits::kMaxSnapshotBytes);
     absl::StatusOr<uint64_t> n = r.StartInputs();
@@ -166,7 +166,7 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
     EXPECT_EQ(h.status().code(), StatusCode::kResourceExhausted);
     EXPECT_NE(h.status().message().find("snapshot length box"),
               std::string::npos);

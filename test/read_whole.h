@@ -43,17 +43,17 @@ struct WholeFile {
 };
 
 template <ByteSource S>
-absl::Status ReadBlockBodies(S& src, RepeatedReader<S>& block,
-                             std::vector<ElementInfo>* infos,
-                             std::vector<std::string>* bodies) {
+absl::Status ReadListBodies(RepeatedReader<S>& list,
+                            std::vector<ElementInfo>* infos,
+                            std::vector<std::string>* bodies) {
   ElementInfo e;
   for (;;) {
-    absl::StatusOr<bool> more = block.Next(&e);
+    absl::StatusOr<bool> more = list.Next(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
     infos->push_back(e);
     bodies->emplace_back();
-    absl::Status s = ReadToString(src, e.length, block.BodyFrame(),
+    absl::Status s = ReadToString(list.body(), e.length, list.BodyFrame(),
                                   &bodies->back());
     if (!s.ok()) return s;
   }
@@ -64,19 +64,19 @@ absl::StatusOr<WholeFile> ReadWhole(S& src,
                                     DecomposedReadOptions options = {}) {
   WholeFile f;
   DecomposedReader<S> reader(src, options);
-  absl::StatusOr<ElementInfo> h = reader.ReadHeader(&f.snapshot);
+  absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(&f.snapshot);
   if (!h.ok()) return h.status();
   f.header = *h;
   absl::StatusOr<uint64_t> n = reader.StartInputs();
   if (!n.ok()) return n.status();
   absl::Status s =
-      ReadBlockBodies(src, reader.inputs(), &f.inputs, &f.input_bodies);
+      ReadListBodies(reader.inputs(), &f.inputs, &f.input_bodies);
   if (!s.ok()) return s;
   absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
   if (!m.ok()) return m.status();
   f.outputs_present = m->has_value();
   if (f.outputs_present) {
-    s = ReadBlockBodies(src, reader.outputs(), &f.outputs, &f.output_bodies);
+    s = ReadListBodies(reader.outputs(), &f.outputs, &f.output_bodies);
     if (!s.ok()) return s;
   }
   s = reader.Finish();

@@ -99,7 +99,7 @@ class UnpackTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << data;
     return p;
   }
-  UnpackOptions Options(const std::string& type, bool dump) {
+  UnpackOptions Options(SnapshotType type, bool dump) {
     UnpackOptions o;
     o.snapshot_type = type;
     o.dump_snapshot_outputs = dump;
@@ -121,7 +121,7 @@ TEST_F(UnpackTest, ExampleFileDecomposed) {
   std::string path =
       std::string(DECOMPOSED_SOURCE_DIR) + "/examples/example.decomposed_hlo_snapshot";
   std::vector<UnpackedFile> files;
-  absl::Status s = Unpack(path, Options("decomposed", true), &files);
+  absl::Status s = Unpack(path, Options(SnapshotType::kDecomposed, true), &files);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "snapshot_output0.npy",
                                       "value_input0.npy", "value_input1.npy"));
@@ -143,7 +143,7 @@ TEST_F(UnpackTest, ExampleFileDecomposed) {
 
 TEST_F(UnpackTest, ModuleBytesComeFromTheWire) {
   std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
-  ASSERT_TRUE(Unpack(p, Options("decomposed", false)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kDecomposed, false)).ok());
   EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
   // Re-serializing would have reordered the fields.
   xla::HloModuleProto m;
@@ -154,14 +154,14 @@ TEST_F(UnpackTest, ModuleBytesComeFromTheWire) {
 TEST_F(UnpackTest, NoFlagDoesNotReadRegion2) {
   std::string d = Decomposed({F32Literal({1, 2})}, nullptr) + "\xff garbage";
   std::string p = Write("x.dhs", d);
-  absl::Status s = Unpack(p, Options("decomposed", false));
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, false));
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
 }
 
 TEST_F(UnpackTest, FlagWithoutRegion2IsAnError) {
   std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
-  absl::Status s = Unpack(p, Options("decomposed", true));
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, true));
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(std::string(s.message()), HasSubstr("holds no outputs"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("snapshot_output count box"));
@@ -171,7 +171,7 @@ TEST_F(UnpackTest, FlagWithoutRegion2IsAnError) {
 TEST_F(UnpackTest, OutputsOneFilePerElementNoTupleSplit) {
   std::vector<std::string> outs = {F32Literal({5}), F32Literal({6, 7})};
   std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, &outs));
-  ASSERT_TRUE(Unpack(p, Options("decomposed", true)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kDecomposed, true)).ok());
   EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({5}));
   EXPECT_EQ(Payload("snapshot_output1.npy"), Floats({6, 7}));
 }
@@ -184,7 +184,7 @@ TEST_F(UnpackTest, FailedLiteralKeepsFinishedFilesAndLeavesNoPartialFile) {
   std::string p = Write(
       "x.dhs", Decomposed({F32Literal({1}), bad, F32Literal({3})}, nullptr));
   std::vector<UnpackedFile> files;
-  absl::Status s = Unpack(p, Options("decomposed", false), &files);
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, false), &files);
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   std::string m(s.message());
   EXPECT_THAT(m, HasSubstr("value_input 1 body"));
@@ -197,7 +197,7 @@ TEST_F(UnpackTest, FailedLiteralKeepsFinishedFilesAndLeavesNoPartialFile) {
 TEST_F(UnpackTest, TruncatedInputNamesTheFrame) {
   std::string d = Decomposed({F32Literal({1}), F32Literal({2, 3})}, nullptr);
   std::string p = Write("x.dhs", d.substr(0, d.size() - 3));
-  absl::Status s = Unpack(p, Options("decomposed", false));
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, false));
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("value_input 1"));
   EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
@@ -206,7 +206,7 @@ TEST_F(UnpackTest, TruncatedInputNamesTheFrame) {
 TEST_F(UnpackTest, TrailingDataAfterRegion2) {
   std::vector<std::string> outs;
   std::string p = Write("x.dhs", Decomposed({}, &outs) + "zz");
-  absl::Status s = Unpack(p, Options("decomposed", true));
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, true));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("trailing data"));
 }
@@ -216,7 +216,7 @@ TEST_F(UnpackTest, SnapshotModeTupleResultIsSplit) {
                        Len(10, F32Literal({8})) + Len(10, F32Literal({9, 10}));
   std::string p = Write(
       "x.pb", Snapshot({F32Literal({1}), F32Literal({2, 3})}, &result));
-  ASSERT_TRUE(Unpack(p, Options("snapshot", true)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kClassic, true)).ok());
   EXPECT_THAT(ListDir(out_),
               ElementsAre("model.hlo", "snapshot_output0.npy",
                           "snapshot_output1.npy", "value_input0.npy",
@@ -229,23 +229,23 @@ TEST_F(UnpackTest, SnapshotModeTupleResultIsSplit) {
 TEST_F(UnpackTest, SnapshotModeArrayResultAndNoFlag) {
   std::string result = F32Literal({4, 5});
   std::string p = Write("x.pb", Snapshot({F32Literal({1})}, &result));
-  ASSERT_TRUE(Unpack(p, Options("snapshot", true)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kClassic, true)).ok());
   EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({4, 5}));
   ::unlink((out_ + "snapshot_output0.npy").c_str());
-  ASSERT_TRUE(Unpack(p, Options("snapshot", false)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kClassic, false)).ok());
   EXPECT_FALSE(Exists(out_ + "snapshot_output0.npy"));
 }
 
 TEST_F(UnpackTest, SnapshotModeNoResultWithFlagIsAnError) {
   std::string p = Write("x.pb", Snapshot({F32Literal({1})}, nullptr));
-  absl::Status s = Unpack(p, Options("snapshot", true));
+  absl::Status s = Unpack(p, Options(SnapshotType::kClassic, true));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("snapshot_output 0"));
 }
 
 TEST_F(UnpackTest, SnapshotModeMalformedFile) {
   std::string p = Write("x.pb", "\x0a\x05\x0a");
-  absl::Status s = Unpack(p, Options("snapshot", false));
+  absl::Status s = Unpack(p, Options(SnapshotType::kClassic, false));
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(ListDir(out_), ElementsAre());
 }
@@ -255,7 +255,7 @@ TEST_F(UnpackTest, MergedModuleOccurrencesAreParsedAndReserialized) {
   std::string snap = Len(1, Len(1, kModule)) + Len(1, Len(1, second));
   std::string d = Box(snap.size()) + snap + Box(0);
   std::string p = Write("x.dhs", d);
-  ASSERT_TRUE(Unpack(p, Options("decomposed", false)).ok());
+  ASSERT_TRUE(Unpack(p, Options(SnapshotType::kDecomposed, false)).ok());
   xla::HloModuleProto merged;
   ASSERT_TRUE(merged.ParseFromString(kModule + second));
   EXPECT_EQ(merged.name(), "other");
@@ -264,16 +264,16 @@ TEST_F(UnpackTest, MergedModuleOccurrencesAreParsedAndReserialized) {
 
 TEST_F(UnpackTest, ModuleAndLiteralPasses) {
   std::string p = Write("x.dhs", Decomposed({F32Literal({1, 2})}, nullptr));
-  UnpackOptions o = Options("decomposed", false);
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
   o.module_pass = [](xla::HloModuleProto& m) {
     m.set_name("renamed");
     return absl::OkStatus();
   };
   int calls = 0;
-  o.literal_pass = [&calls](xla::LiteralProto& l, std::string_view stem,
+  o.literal_pass = [&calls](xla::LiteralProto& l, UnpackedKind kind,
                             int64_t i) {
     ++calls;
-    EXPECT_EQ(stem, "value_input");
+    EXPECT_EQ(kind, UnpackedKind::kInput);
     EXPECT_EQ(i, 0);
     for (float& f : *l.mutable_f32s()) f *= 10;
     return absl::OkStatus();
@@ -285,7 +285,7 @@ TEST_F(UnpackTest, ModuleAndLiteralPasses) {
   EXPECT_EQ(m.name(), "renamed");
   EXPECT_EQ(Payload("value_input0.npy"), Floats({10, 20}));
   // A failing pass stops the run and names the literal.
-  o.literal_pass = [](xla::LiteralProto&, std::string_view, int64_t) {
+  o.literal_pass = [](xla::LiteralProto&, UnpackedKind, int64_t) {
     return absl::InvalidArgumentError("no");
   };
   absl::Status s = Unpack(p, o);
@@ -296,25 +296,39 @@ TEST_F(UnpackTest, AutoDetection) {
   std::string dec = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
   std::string result = F32Literal({4});
   std::string snap = Write("x.pb", Snapshot({F32Literal({1})}, &result));
-  EXPECT_EQ(*DetectSnapshotType(dec), "decomposed");
-  EXPECT_EQ(*DetectSnapshotType(snap), "snapshot");
+  EXPECT_EQ(*DetectSnapshotType(dec), SnapshotType::kDecomposed);
+  EXPECT_EQ(*DetectSnapshotType(snap), SnapshotType::kClassic);
   EXPECT_EQ(*DetectSnapshotType(std::string(DECOMPOSED_SOURCE_DIR) +
                                 "/examples/example.decomposed_hlo_snapshot"),
-            "decomposed");
-  ASSERT_TRUE(Unpack(snap, Options("auto", true)).ok());
+            SnapshotType::kDecomposed);
+  ASSERT_TRUE(Unpack(snap, Options(SnapshotType::kAuto, true)).ok());
   EXPECT_EQ(Payload("snapshot_output0.npy"), Floats({4}));
-  ASSERT_TRUE(Unpack(dec, Options("auto", false)).ok());
+  ASSERT_TRUE(Unpack(dec, Options(SnapshotType::kAuto, false)).ok());
 }
 
 TEST_F(UnpackTest, ToolMessages) {
-  absl::Status s = Unpack(dir_ + "/missing", Options("snapshot", false));
+  absl::Status s = Unpack(dir_ + "/missing", Options(SnapshotType::kClassic, false));
   EXPECT_EQ(s.message(), "Could not open: " + dir_ + "/missing");
+  // An unknown type is the command line's to report, after the open check,
+  // as in the tool (it compares the type once the file is open).
   std::string p = Write("x.dhs", Decomposed({}, nullptr));
-  s = Unpack(p, Options("Decomposed", false));
+  absl::StatusOr<UnpackCommandLine> cl =
+      ParseUnpackCommandLine({"--snapshot-type=Decomposed", p});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_TRUE(cl->unsupported_snapshot_type);
+  s = RunUnpackCommandLine(*cl);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "ERROR: Unsupported snapshot format");
-  // The open check comes first, as in the tool.
-  s = Unpack(dir_ + "/missing", Options("bogus", false));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("Could not open"));
+  cl = ParseUnpackCommandLine({"--snapshot-type=bogus", dir_ + "/missing"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  s = RunUnpackCommandLine(*cl);
+  EXPECT_EQ(s.message(), "Could not open: " + dir_ + "/missing");
+  // A known type runs.
+  cl = ParseUnpackCommandLine(
+      {"--snapshot-type=decomposed", "--output-prefix=" + out_, p});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_FALSE(cl->unsupported_snapshot_type);
+  EXPECT_TRUE(RunUnpackCommandLine(*cl).ok());
 }
 
 TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
@@ -323,7 +337,7 @@ TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
                                 Len(5, Len(1, Varint(0)))) +
                      Len(13, std::string("\x80\x3f\x00\x40", 4));
   std::string p = Write("x.dhs", Decomposed({bf16, F32Literal({1})}, nullptr));
-  UnpackOptions o = Options("decomposed", false);
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
   o.output_prefix = out_ + "pre_";
   o.module = "m.pb";
   o.ml_dtype_sidecar = true;
@@ -339,7 +353,7 @@ TEST_F(UnpackTest, PrefixIsConcatenatedAndSidecar) {
 
 TEST_F(UnpackTest, CreatesTheOutputDirectory) {
   std::string p = Write("x.dhs", Decomposed({F32Literal({1})}, nullptr));
-  UnpackOptions o = Options("decomposed", false);
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
   o.output_prefix = out_ + "a/b/pre_";
   ASSERT_TRUE(Unpack(p, o).ok());
   EXPECT_THAT(ListDir(out_ + "a/b"), ElementsAre("pre_model.hlo",
@@ -351,7 +365,7 @@ TEST_F(UnpackTest, CreatesTheOutputDirectory) {
 }
 
 TEST_F(UnpackTest, NonRegularInputIsRejected) {
-  absl::Status s = Unpack("/dev/null", Options("decomposed", false));
+  absl::Status s = Unpack("/dev/null", Options(SnapshotType::kDecomposed, false));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
 }
@@ -367,7 +381,7 @@ TEST_F(UnpackTest, LenientLengthByte) {
   std::string d = Box(snap.size()) + snap +
                   std::string(1, static_cast<char>(payload.size())) + payload;
   std::string p = Write("x.dhs", d);
-  absl::Status s = Unpack(p, Options("decomposed", false));
+  absl::Status s = Unpack(p, Options(SnapshotType::kDecomposed, false));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("value_input count box"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("0x92"));
@@ -383,13 +397,13 @@ TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
   std::string lit = F32Literal({3, 4});
   std::string all = kModule + lit;
   MemorySource src(all);
-  UnpackOptions o = Options("decomposed", false);
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
   std::vector<UnpackedFile> files;
-  HloSnapshotSink<MemorySource> sink(src, o, &files);
+  HloSnapshotSink sink(o, &files);
   std::vector<ByteRange> module = {{0, kModule.size()}};
-  ASSERT_TRUE(sink.WriteModule(module).ok());
+  ASSERT_TRUE(sink.WriteModule(src, module).ok());
   std::vector<ByteRange> body = {{kModule.size(), lit.size()}};
-  ASSERT_TRUE(sink.WriteLiteral(body, "value_input", 5).ok());
+  ASSERT_TRUE(sink.WriteLiteral(src, body, UnpackedKind::kInput, 5).ok());
   EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input5.npy"));
   EXPECT_EQ(ReadFile(out_ + "model.hlo"), kModule);
   EXPECT_EQ(Payload("value_input5.npy"), Floats({3, 4}));
@@ -410,7 +424,8 @@ TEST(UnpackCommandLineTest, Defaults) {
   EXPECT_EQ(cl->snapshot, "f");
   EXPECT_EQ(cl->options.module, "model.hlo");
   EXPECT_EQ(cl->options.output_prefix, "./");
-  EXPECT_EQ(cl->options.snapshot_type, "snapshot");
+  EXPECT_EQ(cl->options.snapshot_type, SnapshotType::kClassic);
+  EXPECT_FALSE(cl->unsupported_snapshot_type);
   EXPECT_FALSE(cl->options.dump_snapshot_outputs);
 }
 
@@ -420,7 +435,7 @@ TEST(UnpackCommandLineTest, LlvmStyles) {
   ASSERT_TRUE(cl.ok()) << cl.status();
   EXPECT_EQ(cl->options.module, "a.hlo");
   EXPECT_EQ(cl->options.output_prefix, "-weird");
-  EXPECT_EQ(cl->options.snapshot_type, "decomposed");
+  EXPECT_EQ(cl->options.snapshot_type, SnapshotType::kDecomposed);
   EXPECT_TRUE(cl->options.dump_snapshot_outputs);
   EXPECT_EQ(cl->snapshot, "f");
   for (std::string v : {"true", "TRUE", "True", "1"}) {

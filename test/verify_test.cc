@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decomposed/container/framing.h"
+#include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
 #include "google/protobuf/stubs/common.h"
 #include "gtest/gtest.h"
@@ -62,7 +63,7 @@ std::string File(const std::vector<std::string>& inputs) {
 }
 
 VerifyReport Verify(const std::string& bytes, const std::string& name,
-                    const std::string& type = "decomposed") {
+                    SnapshotType type = SnapshotType::kDecomposed) {
   std::string path = TempPath(name);
   WriteFile(path, bytes);
   VerifyOptions o;
@@ -172,7 +173,7 @@ TEST(Verify, ClassicSnapshot) {
   const uint64_t bad_arg = f.size() + 2;
   f += Bytes({0x12, 0x04, 0x42, 0x02, 0x00, 0x00});
   f += Bytes({0x1a, static_cast<int>(good.size())}) + good;
-  VerifyReport r = Verify(f, "classic.pb", "snapshot");
+  VerifyReport r = Verify(f, "classic.pb", SnapshotType::kClassic);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].frame, "input 1 body");
   EXPECT_NE(r.problems[0].message.find("no shape"), std::string::npos)
@@ -182,8 +183,10 @@ TEST(Verify, ClassicSnapshot) {
   EXPECT_EQ(r.inputs, 2u);
   EXPECT_EQ(*r.outputs, 1u);
   // Auto detection picks the right type for both forms.
-  EXPECT_EQ(Verify(f, "classic2.pb", "auto").type, "snapshot");
-  EXPECT_EQ(Verify(File({good}), "auto.dhs", "auto").type, "decomposed");
+  EXPECT_EQ(Verify(f, "classic2.pb", SnapshotType::kAuto).type,
+            SnapshotType::kClassic);
+  EXPECT_EQ(Verify(File({good}), "auto.dhs", SnapshotType::kAuto).type,
+            SnapshotType::kDecomposed);
 }
 
 TEST(Verify, ProblemParsing) {
@@ -222,7 +225,7 @@ TEST(VerifyRobustness, RandomCorruptions) {
     }
     WriteFile(in, f);
     VerifyOptions o;
-    o.snapshot_type = "decomposed";
+    o.snapshot_type = SnapshotType::kDecomposed;
     absl::StatusOr<VerifyReport> r = VerifyFile(in, o);
     ASSERT_TRUE(r.ok()) << r.status();
     for (const VerifyProblem& p : r->problems) {

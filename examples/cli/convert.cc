@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "command.h"
+#include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
 #include "progress.h"
 

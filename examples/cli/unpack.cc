@@ -18,6 +18,7 @@ namespace {
 struct State {
   UnpackOptions options;
   std::string snapshot;
+  std::string snapshot_type = "snapshot";  // Neuron's default
 };
 
 Action Setup(CLI::App& app) {
@@ -30,7 +31,7 @@ Action Setup(CLI::App& app) {
   app.add_option("--output-prefix", o.output_prefix,
                  "joined to each file name as is (out/ writes out/model.hlo)")
       ->capture_default_str();
-  app.add_option("--snapshot-type", o.snapshot_type, "the input's form")
+  app.add_option("--snapshot-type", st->snapshot_type, "the input's form")
       ->check(CLI::IsMember({"snapshot", "decomposed", "auto"}))
       ->capture_default_str();
   app.add_flag("--dump-snapshot-outputs", o.dump_snapshot_outputs,
@@ -40,10 +41,11 @@ Action Setup(CLI::App& app) {
   app.add_flag("--lenient-length-byte", o.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
+    st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     size_t n = 0;
     st->options.on_file = [&n](const UnpackedFile& f) {
       ++n;
-      if (f.kind == "module" || f.kind == "meta") {
+      if (f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta) {
         std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
       } else {
         std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", f.path,

@@ -14,21 +14,23 @@ struct State {
   std::vector<std::string> files;
   bool json = false;
   VerifyOptions options;
+  std::string snapshot_type = "auto";
 };
 
 Action Setup(CLI::App& app) {
   auto st = std::make_shared<State>();
-  st->options.snapshot_type = "auto";
+
   app.add_option("FILE", st->files, "classic or decomposed snapshots")
       ->required();
   app.add_flag("--json", st->json, "print JSON");
-  app.add_option("--snapshot-type", st->options.snapshot_type,
+  app.add_option("--snapshot-type", st->snapshot_type,
                  "the files' form")
       ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
       ->capture_default_str();
   app.add_flag("--lenient-length-byte", st->options.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st] {
+    st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     bool all_valid = true;
     nlohmann::ordered_json json = nlohmann::ordered_json::array();
     for (const std::string& path : st->files) {
@@ -48,7 +50,7 @@ Action Setup(CLI::App& app) {
         std::cout << path << ": " << p.message << "\n";
       }
       if (r->valid()) {
-        std::cout << path << ": ok (" << r->type << ", " << r->inputs
+        std::cout << path << ": ok (" << SnapshotTypeName(*r->type) << ", " << r->inputs
                   << " inputs, "
                   << (r->outputs ? std::to_string(*r->outputs) + " outputs"
                                  : std::string("no outputs block"))

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     std::cout << decomposed::UnpackUsage(program);
     return 0;
   }
-  absl::Status s = decomposed::Unpack(cl->snapshot, cl->options);
+  absl::Status s = decomposed::RunUnpackCommandLine(*cl);
   if (!s.ok()) {
     std::cerr << s.message() << "\n";
     return 1;

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/analysis/snapshot_set.h"
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/npy/npy_reader.h"
@@ -192,11 +193,12 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
           std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),
                                         /*unpack_dir=*/false));
     }
+    case TensorSetKind::kSnapshot:
+      return OpenSnapshotSet(path, options.inputs);
     default:
       break;
   }
-  // TODO(issue 10): snapshots and single .pt files, on the literal codec's
-  // array sinks and the .pt reader.
+  // TODO(issue 10): single .pt files, on the .pt reader.
   return absl::UnimplementedError(absl::StrCat("reading tensors from ", path,
                                                " is not supported yet"));
 }

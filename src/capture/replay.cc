@@ -54,7 +54,7 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
   if (!snapshot.ok()) return Prefix(snapshot.status(), module_path);
   PackRequest req;
   req.snapshot = *std::move(snapshot);
-  req.format = OutputFormat::kDecomposed;
+  req.format = SnapshotType::kDecomposed;
   for (size_t i = 0; i < b->inputs.size(); ++i) {
     const BundleInput& in = b->inputs[i];
     if (in.dtype->xla_type == PrimitiveType::kInvalid) {

@@ -12,18 +12,17 @@
 namespace decomposed {
 namespace {
 
+// Scans every element of one list: where it is, and its shape.
 template <ByteSource S>
-absl::Status ReadBlock(
-    S& src, absl::StatusOr<bool> (DecomposedReader<S>::*next)(ElementInfo*),
-    DecomposedReader<S>& reader, RepeatedReader<S>& block,
-    std::vector<InspectedLiteral>* out) {
+absl::Status ScanList(RepeatedReader<S>& list,
+                      std::vector<InspectedLiteral>* out) {
   ElementInfo e;
   for (;;) {
-    absl::StatusOr<bool> more = (reader.*next)(&e);
+    absl::StatusOr<bool> more = list.Next(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
     absl::StatusOr<LiteralPlan> scan = PlanLiteral(
-        src, e.length, block.BodyFrame(), {.shape_must_be_message = true});
+        list.body(), e.length, list.BodyFrame(), {.shape_must_be_message = true});
     if (!scan.ok()) return scan.status();
     InspectedLiteral lit;
     lit.frame = e;
@@ -52,7 +51,7 @@ absl::StatusOr<InspectReport> InspectDecomposedFile(
   DecomposedReader reader(src, options.read);
   std::string snapshot;
   absl::StatusOr<ElementInfo> header =
-      reader.ReadHeader(options.module_info ? &snapshot : nullptr);
+      reader.ReadSnapshot(options.module_info ? &snapshot : nullptr);
   if (!header.ok()) return WithFile(header.status(), path);
   report.snapshot = *header;
   if (options.module_info) {
@@ -75,19 +74,16 @@ absl::StatusOr<InspectReport> InspectDecomposedFile(
       report.module = std::move(m);
     }
   }
-  report.input_count_offset = src.position();
   absl::StatusOr<uint64_t> n = reader.StartInputs();
   if (!n.ok()) return WithFile(n.status(), path);
-  absl::Status s = ReadBlock(src, &DecomposedReader<MmapSource>::NextInput,
-                             reader, reader.inputs(), &report.inputs);
+  report.input_count_offset = reader.inputs().count_offset();
+  absl::Status s = ScanList(reader.inputs(), &report.inputs);
   if (!s.ok()) return WithFile(s, path);
-  uint64_t before_outputs = src.position();
   absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
   if (!m.ok()) return WithFile(m.status(), path);
   if (m->has_value()) {
-    report.output_count_offset = before_outputs;
-    s = ReadBlock(src, &DecomposedReader<MmapSource>::NextOutput, reader,
-                  reader.outputs(), &report.outputs);
+    report.output_count_offset = reader.outputs().count_offset();
+    s = ScanList(reader.outputs(), &report.outputs);
     if (!s.ok()) return WithFile(s, path);
   }
   s = reader.Finish();

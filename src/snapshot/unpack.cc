@@ -1,195 +1,232 @@
 #include "decomposed/snapshot/unpack.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/container/framing.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/container/framing.h"
 #include "decomposed/io/dirs.h"
+#include "decomposed/limits.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
-#include "decomposed/limits.h"
+#include "decomposed/snapshot/classic.h"
 #include "decomposed/status.h"
+#include "decomposed/xla/literal_decoder.h"
 
 namespace decomposed {
+
+std::string_view UnpackedKindName(UnpackedKind kind) {
+  switch (kind) {
+    case UnpackedKind::kModule:
+      return "module";
+    case UnpackedKind::kInput:
+      return "value_input";
+    case UnpackedKind::kOutput:
+      return "snapshot_output";
+    case UnpackedKind::kMeta:
+      return "meta";
+  }
+  return "module";
+}
+
+// --- HloSnapshotSink -----------------------------------------------------------
+
+absl::Status HloSnapshotSink::ParseModule(std::span<const ByteRange> ranges,
+                                          const Frame& frame, bool merge,
+                                          std::string* bytes) {
+  xla::HloModuleProto module;
+  if (!module.ParseFromString(*bytes)) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame,
+                      ranges.empty() ? 0 : ranges[0].offset,
+                      "an HloModuleProto protobuf can parse",
+                      "bytes it rejects");
+  }
+  if (!merge) return absl::OkStatus();
+  if (options_.module_pass) {
+    if (absl::Status s = options_.module_pass(module); !s.ok()) {
+      return Prefix(s, "module pass");
+    }
+  }
+  bytes->clear();
+  if (!module.SerializeToString(bytes)) {
+    return absl::InternalError("hlo_module: serializing failed");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloSnapshotSink::CommitModule(AtomicFileSink& out,
+                                           const std::string& path) {
+  uint64_t size = out.position();
+  if (!out.status().ok()) return out.status();
+  if (absl::Status s = out.Commit(); !s.ok()) return s;
+  UnpackedFile f;
+  f.path = path;
+  f.kind = UnpackedKind::kModule;
+  f.bytes = size;
+  Record(f);
+  return absl::OkStatus();
+}
+
+absl::Status HloSnapshotSink::RunLiteralPass(std::span<const ByteRange> ranges,
+                                             UnpackedKind kind, int64_t index,
+                                             const Frame& frame,
+                                             std::string* bytes) {
+  xla::LiteralProto literal;
+  if (!literal.ParseFromString(*bytes)) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame,
+                      ranges.empty() ? 0 : ranges[0].offset,
+                      "a LiteralProto protobuf can parse", "bytes it rejects");
+  }
+  if (absl::Status s = options_.literal_pass(literal, kind, index); !s.ok()) {
+    return Prefix(s, absl::StrCat(Sv(UnpackedKindName(kind)), " ", index,
+                                  " literal pass"));
+  }
+  bytes->clear();
+  literal.SerializeToString(bytes);
+  return absl::OkStatus();
+}
+
+absl::Status HloSnapshotSink::CommitLiteral(AtomicFileSink& out,
+                                            const std::string& path,
+                                            UnpackedKind kind, int64_t index,
+                                            const LiteralPlan& plan) {
+  uint64_t size = out.position();
+  if (absl::Status c = out.Commit(); !c.ok()) return c;
+  UnpackedFile f;
+  f.path = path;
+  f.kind = kind;
+  f.index = index;
+  f.shape = plan.shape.ToString();
+  const NpyHeader header = NpyHeaderFor(plan);
+  f.descr = header.descr;
+  f.fortran_order = header.fortran_order;
+  f.bytes = size;
+  Record(f);
+  if (options_.ml_dtype_sidecar && !plan.type->ml_dtype.empty()) {
+    if (absl::Status m = WriteNpyMetaSidecar(path, plan.type->ml_dtype);
+        !m.ok()) {
+      return m;
+    }
+    UnpackedFile meta;
+    meta.path = path + ".meta";
+    meta.kind = UnpackedKind::kMeta;
+    meta.index = index;
+    meta.bytes = NpyMetaSidecarText(plan.type->ml_dtype).size();
+    Record(meta);
+  }
+  return absl::OkStatus();
+}
+
+void HloSnapshotSink::Record(const UnpackedFile& f) {
+  if (written_) written_->push_back(f);
+  if (options_.on_file) options_.on_file(f);
+}
+
 namespace {
 
-// Where the pieces of one HloSnapshot message are.
-struct HloSnapshotIndex {
-  std::vector<ByteRange> hlo_module;  // HloProto.hlo_module occurrences
-  uint64_t arguments = 0;
-  std::vector<ByteRange> result;      // HloSnapshot.result occurrences
-};
-
-absl::Status TooMany(const Frame& frame, uint64_t offset) {
-  return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
-                    absl::StrCat("at most ", limits::kMaxMergedOccurrences,
-                                 " occurrences of the field"),
-                    "more");
-}
-
-// Walks an HloSnapshot in `range`: notes its hlo.hlo_module and result
-// occurrences and counts arguments, without reading literal data.
+// Classic mode: the file is one HloSnapshot, mapped by classic.h.
 template <RewindableSource S>
-absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
-                                                  const Frame& frame) {
-  HloSnapshotIndex index;
-  const Frame hlo_frame{frame.region, frame.index, "hlo"};
-  absl::Status s = internal::WalkRecords(
-      src, std::span<const ByteRange>(&range, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.wire_type != wire::kLen) return absl::OkStatus();
-        if (r.field == 1) {  // hlo: HloProto
-          ByteRange hlo{r.offset, r.length};
-          return internal::WalkRecords(
-              src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
-              [&](internal::WireRecord& h) -> absl::Status {
-                if (h.field == 1 && h.wire_type == wire::kLen) {
-                  if (index.hlo_module.size() >= limits::kMaxMergedOccurrences) {
-                    return TooMany(hlo_frame, h.tag_offset);
-                  }
-                  index.hlo_module.push_back({h.offset, h.length});
-                }
-                return absl::OkStatus();
-              });
-        }
-        if (r.field == 2) ++index.arguments;
-        if (r.field == 3) {
-          if (index.result.size() >= limits::kMaxMergedOccurrences) {
-            return TooMany(frame, r.tag_offset);
-          }
-          index.result.push_back({r.offset, r.length});
-        }
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return s;
-  return index;
-}
-
-template <RewindableSource S>
-absl::Status UnpackSnapshot(S& src, const UnpackOptions& options,
-                            std::vector<UnpackedFile>* written) {
+absl::Status UnpackClassic(S& src, const UnpackOptions& options,
+                           std::vector<UnpackedFile>* written) {
   const Frame frame{"snapshot"};
-  ByteRange all{0, src.size().value_or(0)};
-  absl::StatusOr<HloSnapshotIndex> index = IndexHloSnapshot(src, all, frame);
-  if (!index.ok()) return index.status();
-  HloSnapshotSink<S> sink(src, options, written);
-  if (absl::Status s = sink.WriteModule(index->hlo_module); !s.ok()) return s;
-  int64_t i = 0;
-  absl::Status s = internal::WalkRecords(
-      src, std::span<const ByteRange>(&all, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.field != 2 || r.wire_type != wire::kLen) {
-          return absl::OkStatus();
-        }
-        ByteRange lit{r.offset, r.length};
-        return sink.WriteLiteral(std::span<const ByteRange>(&lit, 1),
-                                 "value_input", i++);
+  const ByteRange all{0, src.size().value_or(0)};
+  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, all, frame);
+  if (!snap.ok()) return snap.status();
+  HloSnapshotSink sink(options, written);
+  if (absl::Status s = sink.WriteModule(src, snap->module); !s.ok()) return s;
+  absl::Status s = ForEachClassicInput(
+      src, *snap, frame,
+      [](int64_t i) { return Frame{"value_input", i, "body"}; },
+      [&](std::span<const ByteRange> literal, int64_t i) {
+        return sink.WriteLiteral(src, literal, UnpackedKind::kInput, i);
       });
   if (!s.ok()) return s;
   if (!options.dump_snapshot_outputs) return absl::OkStatus();
-  const Frame result_frame{"snapshot_output", -1, "result"};
-  if (index->result.empty()) {
+  if (snap->result.empty()) {
     return FrameError(absl::StatusCode::kInvalidArgument,
                       Frame{"snapshot_output", 0, "body"}, all.length,
                       "a result literal (HloSnapshot field 3) to dump",
                       "none (XLA: \"LiteralProto has no shape\")");
   }
-  absl::StatusOr<LiteralPlan> plan =
-      PlanLiteral(src, index->result, result_frame);
-  if (!plan.ok()) return plan.status();
-  if (plan->has_shape && plan->shape.is_tuple()) {
-    for (size_t j = 0; j < plan->tuple_literals.size(); ++j) {
-      absl::Status t = sink.WriteLiteral(
-          std::span<const ByteRange>(&plan->tuple_literals[j], 1),
-          "snapshot_output", static_cast<int64_t>(j));
-      if (!t.ok()) return t;
+  absl::StatusOr<std::vector<LiteralRanges>> outputs =
+      ClassicOutputs(src, *snap, Frame{"snapshot_output", -1, "result"});
+  if (!outputs.ok()) return outputs.status();
+  for (size_t j = 0; j < outputs->size(); ++j) {
+    if (absl::Status o = sink.WriteLiteral(src, (*outputs)[j],
+                                           UnpackedKind::kOutput,
+                                           static_cast<int64_t>(j));
+        !o.ok()) {
+      return o;
     }
-    return absl::OkStatus();
   }
-  return sink.WriteLiteral(index->result, "snapshot_output", 0);
+  return absl::OkStatus();
 }
 
+// Writes every element of one list, each decoded from its bounded view.
 template <RewindableSource S>
-absl::Status UnpackBlock(S& src, HloSnapshotSink<S>& sink,
-                         std::string_view stem, const BoxReadOptions& box) {
-  RepeatedReader<S> block(src, stem, box);
-  absl::StatusOr<uint64_t> n = block.Start();
-  if (!n.ok()) return n.status();
+absl::Status UnpackList(RepeatedReader<S>& list, HloSnapshotSink& sink,
+                        UnpackedKind kind) {
   ElementInfo e;
   for (;;) {
-    absl::StatusOr<bool> more = block.Next(&e);
+    absl::StatusOr<bool> more = list.Next(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
     ByteRange body{e.offset, e.length};
-    absl::Status s = sink.WriteLiteral(std::span<const ByteRange>(&body, 1),
-                                       stem, block.current_index());
-    if (!s.ok()) return s;
+    if (absl::Status s =
+            sink.WriteLiteral(list.body(), std::span<const ByteRange>(&body, 1),
+                              kind, list.current_index());
+        !s.ok()) {
+      return s;
+    }
   }
 }
 
+// Decomposed mode: the grammar is DecomposedReader's; region [0] is mapped
+// by classic.h for its module.
 template <RewindableSource S>
 absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
                               std::vector<UnpackedFile>* written) {
-  ElementInfo header;
-  if (absl::Status s =
-          ReadElementHeader(src, Frame{"snapshot length box"},
-                            Frame{"snapshot"}, options.box, &header);
+  DecomposedReadOptions ro;
+  ro.box = options.box;
+  ro.input_name = UnpackedKindName(UnpackedKind::kInput);
+  ro.output_name = UnpackedKindName(UnpackedKind::kOutput);
+  DecomposedReader<S> reader(src, ro);
+  absl::StatusOr<ElementInfo> region0 = reader.OpenSnapshot();
+  if (!region0.ok()) return region0.status();
+  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(
+      reader.snapshot(), ByteRange{region0->offset, region0->length},
+      Frame{"snapshot"});
+  if (!snap.ok()) return snap.status();
+  HloSnapshotSink sink(options, written);
+  if (absl::Status s = sink.WriteModule(reader.snapshot(), snap->module);
       !s.ok()) {
     return s;
   }
-  if (header.length > limits::kMaxSnapshotBytes) {
-    return FrameError(absl::StatusCode::kResourceExhausted,
-                      Frame{"snapshot length box"}, header.box_offset,
-                      "a snapshot under protobuf's 2 GiB message limit",
-                      absl::StrCat(header.length, " bytes"));
+  if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {
+    return n.status();
   }
-  absl::StatusOr<HloSnapshotIndex> index = IndexHloSnapshot(
-      src, ByteRange{header.offset, header.length}, Frame{"snapshot"});
-  if (!index.ok()) return index.status();
-  HloSnapshotSink<S> sink(src, options, written);
-  if (absl::Status s = sink.WriteModule(index->hlo_module); !s.ok()) return s;
-  if (!src.Seek(header.offset + header.length)) {
-    return Prefix(src.status(), "snapshot");
-  }
-  if (absl::Status s = UnpackBlock(src, sink, "value_input", options.box);
+  if (absl::Status s = UnpackList(reader.inputs(), sink, UnpackedKind::kInput);
       !s.ok()) {
     return s;
   }
   if (!options.dump_snapshot_outputs) return absl::OkStatus();
-  if (!src.Pull(1)) {
-    if (!src.status().ok()) return Prefix(src.status(), "snapshot_output");
-    return FrameError(absl::StatusCode::kOutOfRange,
-                      Frame{"snapshot_output", -1, "count box"},
-                      src.position(),
-                      "region [2] (the outputs asked for by "
-                      "dump-snapshot-outputs)",
-                      "the end of the file: this file holds no outputs");
+  if (absl::StatusOr<uint64_t> m = reader.StartRequiredOutputs(
+          "the outputs asked for by dump-snapshot-outputs");
+      !m.ok()) {
+    return m.status();
   }
-  if (absl::Status s = UnpackBlock(src, sink, "snapshot_output", options.box);
+  if (absl::Status s =
+          UnpackList(reader.outputs(), sink, UnpackedKind::kOutput);
       !s.ok()) {
     return s;
   }
-  if (src.Pull(1)) {
-    std::optional<uint64_t> rem = Remaining(src);
-    return FrameError(absl::StatusCode::kInvalidArgument,
-                      Frame{"trailing data"}, src.position(),
-                      "the end of the file after region [2]",
-                      rem ? absl::StrCat(*rem, " more bytes")
-                          : std::string("more bytes"));
-  }
-  return src.status();
+  return reader.Finish();
 }
 
 absl::Status OpenInput(const std::string& path, OwnedFd* fd) {
@@ -198,23 +235,6 @@ absl::Status OpenInput(const std::string& path, OwnedFd* fd) {
     return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
   }
   return absl::OkStatus();
-}
-
-std::string DetectOn(FdSource& src) {
-  BoxReadOptions box;
-  absl::StatusOr<uint64_t> lm = ReadBox(src, Frame{"x"}, box);
-  if (!lm.ok()) return "snapshot";
-  std::optional<uint64_t> rem = Remaining(src);
-  if (!rem || *lm > *rem || !src.Skip(*lm)) return "snapshot";
-  absl::StatusOr<uint64_t> n = ReadBox(src, Frame{"x"}, box);
-  if (!n.ok()) return "snapshot";
-  rem = Remaining(src);
-  if (*n > *rem / kMinBoxBytes) return "snapshot";
-  if (*n > 0) {
-    absl::StatusOr<uint64_t> len = ReadBox(src, Frame{"x"}, box);
-    if (!len.ok() || *len > *Remaining(src)) return "snapshot";
-  }
-  return "decomposed";
 }
 
 // mkdir -p of the directory part of `prefix`.
@@ -226,23 +246,10 @@ absl::Status EnsureOutputDir(const std::string& prefix) {
 
 }  // namespace
 
-absl::StatusOr<std::string> DetectSnapshotType(const std::string& path) {
-  OwnedFd fd;
-  if (absl::Status s = OpenInput(path, &fd); !s.ok()) return s;
-  FdSource src(std::move(fd));
-  std::string t = DetectOn(src);
-  if (!src.status().ok()) return WithFile(src.status(), path);
-  return t;
-}
-
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written) {
   OwnedFd fd;
   if (absl::Status s = OpenInput(path, &fd); !s.ok()) return s;
-  std::string type = options.snapshot_type;
-  if (type != "snapshot" && type != "decomposed" && type != "auto") {
-    return absl::InvalidArgumentError("ERROR: Unsupported snapshot format");
-  }
   FdSource src(std::move(fd));
   if (!src.size()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -253,15 +260,26 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
       return s;
     }
   }
-  if (type == "auto") {
-    type = DetectOn(src);
-    if (!src.status().ok()) return WithFile(src.status(), path);
-    if (!src.Seek(0)) return WithFile(src.status(), path);
+  SnapshotType type = options.snapshot_type;
+  if (type == SnapshotType::kAuto) {
+    absl::StatusOr<SnapshotType> detected = DetectSnapshotType(path);
+    if (!detected.ok()) return detected.status();
+    type = *detected;
   }
-  absl::Status s = type == "snapshot"
-                       ? UnpackSnapshot(src, options, written)
+  absl::Status s = type == SnapshotType::kClassic
+                       ? UnpackClassic(src, options, written)
                        : UnpackDecomposed(src, options, written);
   return WithFile(s, path);
+}
+
+absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
+                                  std::vector<UnpackedFile>* written) {
+  if (cl.unsupported_snapshot_type) {
+    OwnedFd fd;
+    if (absl::Status s = OpenInput(cl.snapshot, &fd); !s.ok()) return s;
+    return absl::InvalidArgumentError("ERROR: Unsupported snapshot format");
+  }
+  return Unpack(cl.snapshot, cl.options, written);
 }
 
 // --- Command line -------------------------------------------------------------
@@ -382,7 +400,11 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
     }
     if (name == "module") cl.options.module = *value;
     if (name == "output-prefix") cl.options.output_prefix = *value;
-    if (name == "snapshot-type") cl.options.snapshot_type = *value;
+    if (name == "snapshot-type") {
+      std::optional<SnapshotType> t = SnapshotTypeFromName(*value);
+      cl.unsupported_snapshot_type = !t;
+      if (t) cl.options.snapshot_type = *t;
+    }
   }
   if (cl.help) return cl;
   if (positional.empty()) {

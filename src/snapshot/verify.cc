@@ -10,13 +10,14 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/proto/hlo.pb.h"
-#include "decomposed/snapshot/unpack.h"
+#include "decomposed/snapshot/classic.h"
 
 namespace decomposed {
 namespace {
 
 // Decodes one literal (all checks of the unpack decoder) into a NullSink.
-absl::Status CheckLiteral(MmapSource& src, std::span<const ByteRange> ranges,
+template <RewindableSource S>
+absl::Status CheckLiteral(S& src, std::span<const ByteRange> ranges,
                           const Frame& frame) {
   NullSink sink;
   LiteralDecodeOptions o;
@@ -43,18 +44,19 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
     r->problems.push_back(ProblemFromStatus(s));
   };
   std::string snapshot;
-  absl::StatusOr<ElementInfo> head = reader.ReadHeader(&snapshot);
+  absl::StatusOr<ElementInfo> head = reader.ReadSnapshot(&snapshot);
   if (!head.ok()) return fatal(head.status());
   if (absl::Status s = CheckSnapshotBytes(snapshot, head->offset); !s.ok()) {
     fatal(s);  // the framing is intact: go on with the literals
   }
   snapshot.clear();
   snapshot.shrink_to_fit();
-  auto block = [&](RepeatedReader<MmapSource>& rr,
-                   uint64_t* count) -> bool {
+  // Checks every element of one list; false after a framing error.
+  auto check_list = [&](RepeatedReader<MmapSource>& list,
+                        uint64_t* count) -> bool {
     ElementInfo e;
     for (;;) {
-      absl::StatusOr<bool> more = rr.Next(&e);
+      absl::StatusOr<bool> more = list.Next(&e);
       if (!more.ok()) {
         fatal(more.status());
         return false;
@@ -63,90 +65,54 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
       ++*count;
       ByteRange body{e.offset, e.length};
       absl::Status s = CheckLiteral(
-          src, std::span<const ByteRange>(&body, 1), rr.BodyFrame());
+          list.body(), std::span<const ByteRange>(&body, 1), list.BodyFrame());
       if (!s.ok()) r->problems.push_back(ProblemFromStatus(s));
-      // Back to the body end: the decoder leaves the position inside.
-      if (!src.Seek(e.offset + e.length)) {
-        fatal(absl::InternalError("cannot seek back to the element end"));
-        return false;
-      }
     }
   };
   absl::StatusOr<uint64_t> n = reader.StartInputs();
   if (!n.ok()) return fatal(n.status());
-  if (!block(reader.inputs(), &r->inputs)) return;
+  if (!check_list(reader.inputs(), &r->inputs)) return;
   absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
   if (!m.ok()) return fatal(m.status());
   if (m->has_value()) {
     r->outputs = 0;
-    if (!block(reader.outputs(), &*r->outputs)) return;
+    if (!check_list(reader.outputs(), &*r->outputs)) return;
   }
   if (absl::Status s = reader.Finish(); !s.ok()) fatal(s);
 }
 
+// The classic mapping (classic.h), checked as unpack would write it.
 void VerifyClassic(MmapSource& src, VerifyReport* r) {
-  const uint64_t size = *src.size();
   const Frame top{"HloSnapshot"};
-  std::vector<internal::WireRecord> args, results;
+  const ByteRange whole{0, *src.size()};
+  auto problem = [&](const absl::Status& s) {
+    r->problems.push_back(ProblemFromStatus(s));
+  };
+  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, whole, top);
+  if (!snap.ok()) return problem(snap.status());
   std::string header;
-  std::string_view all(src.cursor(), src.available());
-  ByteRange whole{0, size};
-  absl::Status s = internal::WalkRecords(
-      src, std::span<const ByteRange>(&whole, 1), top,
-      [&](internal::WireRecord& w) -> absl::Status {
-        if (w.field == 2 || w.field == 3) {
-          if (w.wire_type != wire::kLen) {
-            return FrameError(absl::StatusCode::kInvalidArgument, top,
-                              w.tag_offset, "a length-delimited LiteralProto",
-                              absl::StrCat("field ", w.field, " wire type ",
-                                           w.wire_type));
-          }
-          (w.field == 2 ? args : results).push_back(w);
-        } else {
-          uint64_t end = w.offset + w.length;  // value or payload bytes
-          header.append(all.substr(w.tag_offset, end - w.tag_offset));
-        }
+  absl::Status h = ClassicHeader(src, whole, top, &header);
+  if (h.ok()) h = CheckSnapshotBytes(header, 0);
+  if (!h.ok()) problem(h);
+  absl::Status s = ForEachClassicInput(
+      src, *snap, top, [](int64_t i) { return Frame{"input", i, "body"}; },
+      [&](std::span<const ByteRange> literal, int64_t i) {
+        ++r->inputs;
+        absl::Status l = CheckLiteral(src, literal, Frame{"input", i, "body"});
+        if (!l.ok()) problem(l);
         return absl::OkStatus();
       });
-  if (!s.ok()) {
-    r->problems.push_back(ProblemFromStatus(s));
-    return;
-  }
-  if (absl::Status h = CheckSnapshotBytes(header, 0); !h.ok()) {
-    r->problems.push_back(ProblemFromStatus(h));
-  }
-  for (const internal::WireRecord& a : args) {
-    ByteRange body{a.offset, a.length};
-    absl::Status l = CheckLiteral(src, std::span<const ByteRange>(&body, 1),
-                                  Frame{"input", static_cast<int64_t>(
-                                                     r->inputs),
-                                        "body"});
-    ++r->inputs;
-    if (!l.ok()) r->problems.push_back(ProblemFromStatus(l));
-  }
-  if (results.empty()) return;
-  std::vector<ByteRange> ranges;
-  for (const auto& w : results) ranges.push_back({w.offset, w.length});
-  const Frame rf{"result"};
-  absl::StatusOr<LiteralPlan> plan = PlanLiteral(src, ranges, rf);
-  if (!plan.ok()) {
-    r->problems.push_back(ProblemFromStatus(plan.status()));
-    return;
-  }
+  if (!s.ok()) return problem(s);
+  if (snap->result.empty()) return;
+  absl::StatusOr<std::vector<LiteralRanges>> outputs =
+      ClassicOutputs(src, *snap, Frame{"result"});
+  if (!outputs.ok()) return problem(outputs.status());
   r->outputs = 0;
-  if (plan->has_shape && plan->shape.is_tuple()) {
-    for (const ByteRange& t : plan->tuple_literals) {
-      absl::Status l = CheckLiteral(
-          src, std::span<const ByteRange>(&t, 1),
-          Frame{"output", static_cast<int64_t>(*r->outputs), "body"});
-      ++*r->outputs;
-      if (!l.ok()) r->problems.push_back(ProblemFromStatus(l));
-    }
-    return;
+  for (const LiteralRanges& o : *outputs) {
+    const int64_t j = static_cast<int64_t>((*r->outputs)++);
+    absl::Status l = CheckLiteral(src, o, Frame{"output", j, "body"});
+    if (!l.ok()) problem(l);
   }
-  absl::Status l = CheckLiteral(src, ranges, Frame{"output", 0, "body"});
-  *r->outputs = 1;
-  if (!l.ok()) r->problems.push_back(ProblemFromStatus(l));
 }
 
 }  // namespace
@@ -176,23 +142,18 @@ VerifyProblem ProblemFromStatus(const absl::Status& s) {
 
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options) {
-  std::string type = options.snapshot_type;
-  if (type == "auto") {
-    absl::StatusOr<std::string> t = DetectSnapshotType(path);
+  SnapshotType type = options.snapshot_type;
+  if (type == SnapshotType::kAuto) {
+    absl::StatusOr<SnapshotType> t = DetectSnapshotType(path);
     if (!t.ok()) return t.status();
     type = *t;
-  }
-  if (type != "decomposed" && type != "snapshot") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "snapshot type: expected auto, decomposed or snapshot, found '", type,
-        "'"));
   }
   MmapSource src(path);
   if (!src.status().ok()) return src.status();
   VerifyReport r;
   r.path = path;
   r.type = type;
-  if (type == "decomposed") {
+  if (type == SnapshotType::kDecomposed) {
     VerifyDecomposed(src, options, &r);
   } else {
     VerifyClassic(src, &r);
@@ -203,7 +164,8 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
 nlohmann::ordered_json VerifyReportJson(const VerifyReport& r) {
   nlohmann::ordered_json j;
   j["file"] = r.path;
-  j["type"] = r.type;
+  j["type"] = r.type ? nlohmann::ordered_json(SnapshotTypeName(*r.type))
+                     : nlohmann::ordered_json(nullptr);
   j["valid"] = r.valid();
   j["inputs"] = r.inputs;
   j["outputs"] = r.outputs ? nlohmann::ordered_json(*r.outputs)

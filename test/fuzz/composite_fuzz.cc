@@ -36,7 +36,7 @@ absl::Status Walk(S& src, const BoxReadOptions& options,
       continue;
     }
     out->emplace_back();
-    if (absl::Status s = fuzz::ScanBody(src, e, r.BodyFrame(), &out->back());
+    if (absl::Status s = fuzz::ScanBody(r, e, &out->back());
         !s.ok()) {
       return s;
     }

@@ -109,14 +109,16 @@ struct FileSummary {
 // validating its shape. A scan error is returned; a validation error is
 // recorded (ValidateShape is XLA's loader rule, not a framing error).
 template <ByteSource S>
-absl::Status ScanBody(S& src, const ElementInfo& e, const Frame& frame,
+absl::Status ScanBody(RepeatedReader<S>& list, const ElementInfo& e,
                       BodySummary* b) {
+  const Frame frame = list.BodyFrame();
   b->frame = e;
   absl::StatusOr<LiteralPlan> scan =
-      PlanLiteral(src, e.length, frame, {.shape_must_be_message = true});
+      PlanLiteral(list.body(), e.length, frame, {.shape_must_be_message = true});
   CheckErrorShape(scan.status());
   if (!scan.ok()) return scan.status();
-  FUZZ_CHECK(src.position() == e.offset + e.length);
+  FUZZ_CHECK(list.body().position() == e.offset + e.length);
+  FUZZ_CHECK(list.body().remaining() == 0);
   b->scanned = true;
   b->has_shape = scan->has_shape;
   b->data_bytes = scan->data_bytes;
@@ -141,7 +143,7 @@ absl::Status WalkDecomposed(S& src, const DecomposedReadOptions& options,
                             FileSummary* out) {
   DecomposedReader<S> reader(src, options);
   std::string snapshot;
-  absl::StatusOr<ElementInfo> h = reader.ReadHeader(&snapshot);
+  absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(&snapshot);
   CheckErrorShape(h.status());
   if (!h.ok()) return h.status();
   FUZZ_CHECK(snapshot.size() == h->length);
@@ -156,8 +158,7 @@ absl::Status WalkDecomposed(S& src, const DecomposedReadOptions& options,
     if (!more.ok()) return more.status();
     if (!*more) break;
     out->inputs.emplace_back();
-    if (absl::Status s = ScanBody(src, e, reader.inputs().BodyFrame(),
-                                  &out->inputs.back());
+    if (absl::Status s = ScanBody(reader.inputs(), e, &out->inputs.back());
         !s.ok()) {
       return s;
     }
@@ -174,8 +175,8 @@ absl::Status WalkDecomposed(S& src, const DecomposedReadOptions& options,
       if (!more.ok()) return more.status();
       if (!*more) break;
       out->outputs.emplace_back();
-      if (absl::Status s = ScanBody(src, e, reader.outputs().BodyFrame(),
-                                    &out->outputs.back());
+      if (absl::Status s =
+              ScanBody(reader.outputs(), e, &out->outputs.back());
           !s.ok()) {
         return s;
       }

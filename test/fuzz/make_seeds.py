@@ -6,10 +6,12 @@ this project's writer). Targets whose first input byte selects options
 
 Run: /usr/bin/python3 test/fuzz/make_seeds.py
 """
+import io
 import os
 import shutil
 import struct
 import sys
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "corpus"))
@@ -21,7 +23,7 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
-                         "bundle_meta")}
+                         "bundle_meta", "pt_reader")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -150,6 +152,67 @@ seeds["bundle_meta"]["bf16"] = (
     META1.replace(b"torch.float32", b"torch.bfloat16") + b"\0\0" +
     npy("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }") +
     b"\x80\x3f\x00\x40")
+
+# --- .pt files: torch.save's stored zip of one tensor ---------------------------
+# The pickle as torch.save writes it (protocol 2, pickletools.dis of a
+# torch 1.13 file), written opcode by opcode; the zip by Python's zipfile.
+def p_str(s):
+    return b"X" + struct.pack("<I", len(s)) + s.encode()
+
+
+def p_int(v):
+    if 0 <= v < 256:
+        return b"K" + bytes([v])
+    if 0 <= v < 65536:
+        return b"M" + struct.pack("<H", v)
+    return b"J" + struct.pack("<i", v)
+
+
+def p_tuple(items):
+    if not items:
+        return b")"
+    body = b"".join(items)
+    if len(items) <= 3:
+        return body + bytes([0x84 + len(items)])
+    return b"(" + body + b"t"
+
+
+def tensor_pickle(storage, count, shape, stride, offset=0, dtype=None):
+    v3 = dtype is not None
+    p = b"\x80\x02"
+    p += b"ctorch._utils\n_rebuild_tensor_v%d\nq\x00" % (3 if v3 else 2)
+    p += b"((" + p_str("storage") + b"q\x01ctorch\n" + storage.encode()
+    p += b"\nq\x02" + p_str("0") + b"q\x03" + p_str("cpu") + b"q\x04"
+    p += p_int(count) + b"tq\x05Q" + p_int(offset)
+    p += p_tuple([p_int(d) for d in shape]) + b"q\x06"
+    p += p_tuple([p_int(d) for d in stride]) + b"q\x07\x89"
+    p += b"ccollections\nOrderedDict\nq\x08)Rq\t"
+    if v3:
+        p += b"ctorch\n" + dtype.encode() + b"\n"
+    return p + b"tq\nRq\x0b."
+
+
+def pt_file(pickle_bytes, data, archive="tensor0"):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for name, body in ((archive + "/data.pkl", pickle_bytes),
+                           (archive + "/data/0", data),
+                           (archive + "/version", b"3\n")):
+            z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), body)
+    return out.getvalue()
+
+
+F32_PKL = tensor_pickle("FloatStorage", 2, [2], [1])
+seeds["pt_reader"]["f32_2"] = pt_file(F32_PKL, struct.pack("<2f", 1.5, -2))
+seeds["pt_reader"]["bf16_2x3"] = pt_file(
+    tensor_pickle("BFloat16Storage", 6, [2, 3], [3, 1]), bytes(range(12)))
+seeds["pt_reader"]["u16_v3"] = pt_file(
+    tensor_pickle("UntypedStorage", 8, [4], [1], dtype="uint16"), bytes(8))
+seeds["pt_reader"]["scalar_offset"] = pt_file(
+    tensor_pickle("LongStorage", 3, [], [], offset=2), bytes(24))
+seeds["pt_reader"]["rank4"] = pt_file(
+    tensor_pickle("ByteStorage", 24, [2, 1, 3, 4], [12, 12, 4, 1]), bytes(24))
+seeds["pt_reader"]["pickle_only"] = F32_PKL
 
 # --- round trip: the input drives the writer; any bytes will do -------------
 seeds["roundtrip"]["a"] = bytes(range(64))

@@ -56,12 +56,12 @@ template <ByteSource S>
 void ReadBack(S& src, const Plan& plan, bool absent_expected) {
   DecomposedReader<S> r(src);
   std::string snap;
-  absl::StatusOr<ElementInfo> h = r.ReadHeader(&snap);
+  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(&snap);
   FUZZ_CHECK(h.ok() && snap == plan.snapshot);
   absl::StatusOr<uint64_t> n = r.StartInputs();
   FUZZ_CHECK(n.ok() && *n == plan.inputs.size());
-  auto check_block = [&](auto next, RepeatedReader<S>& block,
-                         const std::vector<std::string>& want) {
+  auto check_list = [&](auto next, RepeatedReader<S>& list,
+                        const std::vector<std::string>& want) {
     ElementInfo e;
     for (size_t i = 0;; ++i) {
       absl::StatusOr<bool> more = (r.*next)(&e);
@@ -73,14 +73,15 @@ void ReadBack(S& src, const Plan& plan, bool absent_expected) {
       FUZZ_CHECK(i < want.size() && e.length == want[i].size());
       std::string body;
       if (i % 2 == 0) {
-        FUZZ_CHECK(ReadToString(src, e.length, block.BodyFrame(), &body).ok());
+        FUZZ_CHECK(
+            ReadToString(list.body(), e.length, list.BodyFrame(), &body).ok());
         FUZZ_CHECK(body == want[i]);
       } else {
         // Scan instead of copying: a protobuf-built literal scans back to
         // the shape protobuf serialized.
         xla::LiteralProto lit;
         absl::StatusOr<LiteralPlan> scan =
-            PlanLiteral(src, e.length, block.BodyFrame(),
+            PlanLiteral(list.body(), e.length, list.BodyFrame(),
                         {.shape_must_be_message = true});
         if (lit.ParseFromString(want[i]) && lit.has_shape() && scan.ok()) {
           FUZZ_CHECK(scan->has_shape);
@@ -92,14 +93,14 @@ void ReadBack(S& src, const Plan& plan, bool absent_expected) {
       }
     }
   };
-  check_block(&DecomposedReader<S>::NextInput, r.inputs(), plan.inputs);
+  check_list(&DecomposedReader<S>::NextInput, r.inputs(), plan.inputs);
   absl::StatusOr<std::optional<uint64_t>> m = r.StartOutputs();
   FUZZ_CHECK(m.ok());
   if (absent_expected) {
     FUZZ_CHECK(!m->has_value());
   } else {
     FUZZ_CHECK(m->has_value() && **m == plan.outputs.size());
-    check_block(&DecomposedReader<S>::NextOutput, r.outputs(), plan.outputs);
+    check_list(&DecomposedReader<S>::NextOutput, r.outputs(), plan.outputs);
   }
   FUZZ_CHECK(r.Finish().ok());
 }

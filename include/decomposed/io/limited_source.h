@@ -8,13 +8,18 @@
 // Contract (on top of the ByteSource contract of byte_source.h):
 //   * positions are the inner source's absolute positions: position() of the
 //     view equals the inner position(); size() is `end` (the view's end is
-//     its size as far as decoders can tell);
+//     its size as far as decoders can tell), or the inner size when that is
+//     smaller, and unknown when the inner size is: a view never claims
+//     bytes its source may not hold (CheckHeld, ReadToString and the like
+//     trust a known size);
 //   * the window [cursor(), limit()) is the inner window clipped at `end`;
 //   * Pull(n) fails cleanly (status() stays OK) when fewer than n bytes are
 //     left before `end`, even if the inner source holds more;
 //   * Seek(pos) (when S is a RewindableSource) succeeds for pos in
 //     [start(), end()];
 //   * ReadView(n) (when S is a ZeroCopySource) is forwarded within bounds;
+//   * fd() and backend() (when S has them: FdSource) are forwarded, so that
+//     the literal decoder keeps its kernel-copy path on a view of a file;
 //   * status() is the inner source's sticky status.
 // The view borrows `inner`, which must outlive it; reading the inner source
 // directly while a view is in use is not allowed.
@@ -89,10 +94,12 @@ class LimitedSource {
   uint64_t position() const { return inner_.position(); }
   std::optional<uint64_t> size() const {
     // The inner source may hold less than the view claims: report the
-    // smaller, so CheckHeld() sees a truncated file as truncated.
+    // smaller, so CheckHeld() sees a truncated file as truncated, and
+    // nothing when the inner size is unknown (a pipe), so that no reader
+    // allocates the declared length on the view's word alone.
     std::optional<uint64_t> inner = inner_.size();
-    if (inner && *inner < end_) return inner;
-    return end_;
+    if (!inner) return std::nullopt;
+    return std::min(*inner, end_);
   }
   const absl::Status& status() const { return inner_.status(); }
 
@@ -107,6 +114,20 @@ class LimitedSource {
   {
     if (remaining() < n) return std::nullopt;
     return inner_.ReadView(n);
+  }
+  // The file descriptor and backend of an fd-backed inner source, so that a
+  // decoder handed a view of an FdSource can still let the kernel copy a
+  // range of it (copy_file_range). Copying stays the caller's job to bound
+  // by remaining().
+  int fd()
+    requires requires(S& s) { s.fd(); }
+  {
+    return inner_.fd();
+  }
+  auto& backend()
+    requires requires(S& s) { s.backend(); }
+  {
+    return inner_.backend();
   }
 
  private:

@@ -11,10 +11,10 @@
 //               decoder) into a NullSink: XLA's CreateFromProto rules
 //               (shape, layout, exact element counts, loadable types);
 //               then that nothing follows region [2].
-//   snapshot    the top-level HloSnapshot records; the non-literal fields
-//               parse as an HloSnapshot with a module; every `arguments`
-//               literal; and `result` (each top-level tuple element when it
-//               is a TUPLE, as snapshot-unpack dumps it).
+//   classic     the top-level HloSnapshot records; the non-literal fields
+//               parse as an HloSnapshot; then every input and output
+//               literal of the classic mapping (classic.h), as unpack
+//               writes them: "input i body" and "output j body".
 // A broken literal is one problem and checking goes on with the next one
 // (the framing around it is intact); a framing error (a bad box, a length
 // past the end, trailing data) ends the walk, since nothing after it can be
@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "decomposed/container/box.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
@@ -51,7 +52,9 @@ struct VerifyProblem {
 
 struct VerifyReport {
   std::string path;
-  std::string type;        // "decomposed" or "snapshot"
+  // kDecomposed or kClassic; nullopt in a report made for a file that
+  // could not be verified (the CLI's).
+  std::optional<SnapshotType> type;
   uint64_t inputs = 0;     // literals checked in region [1] / arguments
   std::optional<uint64_t> outputs;  // region [2] / result elements
   std::vector<VerifyProblem> problems;
@@ -59,17 +62,18 @@ struct VerifyReport {
 };
 
 struct VerifyOptions {
-  // "auto" (DetectSnapshotType), "decomposed" or "snapshot".
-  std::string snapshot_type = "auto";
+  // kAuto (DetectSnapshotType), kDecomposed or kClassic.
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   BoxReadOptions box;
 };
 
 // Verifies one file. The StatusOr is an error only when the file cannot be
-// opened or the options are bad; problems in the file are in the report.
+// opened or mapped; problems in the file are in the report.
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options = {});
 
-// {"file", "type", "valid", "inputs", "outputs", "problems": [{"frame",
+// {"file", "type" ("decomposed", "snapshot" or null), "valid", "inputs",
+// "outputs", "problems": [{"frame",
 // "offset", "code", "message"}]}.
 nlohmann::ordered_json VerifyReportJson(const VerifyReport& report);
 

@@ -1,0 +1,106 @@
+// decomposed compare EXPECTED ACTUAL [--inputs] [--mode torch|numpy|xla]
+//     [--rtol R] [--atol A] [--equal-nan] [--show N] [--json]
+//     [--allow-dtype-mismatch] [--dtype TYPE | --dtype INDEX=TYPE ...]
+// Exit codes follow diff and cmp: 0 every tensor passes, 1 some tensor fails
+// or is missing, 2 usage errors or unreadable input (docs/compare.md).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "command.h"
+#include "decomposed/analysis/report.h"
+#include "decomposed/npy/npy_reader.h"
+
+namespace decomposed::cli {
+namespace {
+
+struct State {
+  std::string expected, actual;
+  bool inputs = false;
+  std::string mode = "torch";
+  std::optional<double> rtol, atol;
+  bool equal_nan = false;
+  int64_t show = 5;
+  bool json = false;
+  bool allow_dtype_mismatch = false;
+  std::vector<std::string> dtypes;
+};
+
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  app.add_option("EXPECTED", st->expected,
+                 "decomposed or classic snapshot, unpack directory, bundle call "
+                 "directory, .npy or .pt file")
+      ->required();
+  app.add_option("ACTUAL", st->actual, "the same forms")->required();
+  app.add_flag("--inputs", st->inputs,
+               "compare the inputs of snapshots (value_input<i>.npy of unpack "
+               "directories) instead of the outputs");
+  app.add_option("--mode", st->mode, "closeness rule")
+      ->check(CLI::IsMember({"torch", "numpy", "xla"}))
+      ->capture_default_str();
+  app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--equal-nan", st->equal_nan, "two NaNs match");
+  app.add_option("--show", st->show, "mismatches to list per tensor")
+      ->check(kNonNegative)
+      ->capture_default_str();
+  app.add_flag("--json", st->json, "print JSON");
+  app.add_flag("--allow-dtype-mismatch", st->allow_dtype_mismatch,
+               "compare tensors of different types in f64");
+  app.add_option("--dtype", st->dtypes,
+                 "true type of void (|V1, |V2) .npy tensors: TYPE for all, or "
+                 "INDEX=TYPE (bf16, f8e4m3fn, ...)");
+  return [st, &app]() -> int {
+    TensorSetOptions so;
+    so.inputs = st->inputs;
+    for (const std::string& d : st->dtypes) {
+      size_t eq = d.find('=');
+      std::string type = eq == std::string::npos ? d : d.substr(eq + 1);
+      std::optional<PrimitiveType> t = ParseDtypeName(type);
+      if (!t) throw CLI::ValidationError("--dtype", "unknown type '" + type + "'");
+      if (eq == std::string::npos) {
+        so.dtype = *t;
+        continue;
+      }
+      size_t index;
+      if (!absl::SimpleAtoi(d.substr(0, eq), &index)) {
+        throw CLI::ValidationError("--dtype", "expected INDEX=TYPE, found '" + d + "'");
+      }
+      so.dtypes[index] = *t;
+    }
+    CompareOptions o;
+    o.mode = *CompareModeFromName(st->mode);
+    o.rtol = st->rtol;
+    o.atol = st->atol;
+    o.equal_nan = st->equal_nan;
+    o.show = static_cast<size_t>(st->show);
+    o.allow_dtype_mismatch = st->allow_dtype_mismatch;
+    // Unreadable input exits 2, as diff and cmp do.
+    auto fail = [&](const absl::Status& s) {
+      Fail(app, s);
+      return kExitUsage;
+    };
+    absl::StatusOr<std::unique_ptr<TensorSet>> e = OpenTensorSet(st->expected, so);
+    if (!e.ok()) return fail(e.status());
+    absl::StatusOr<std::unique_ptr<TensorSet>> a = OpenTensorSet(st->actual, so);
+    if (!a.ok()) return fail(a.status());
+    absl::StatusOr<CompareReport> r = CompareTensorSets(**e, **a, o);
+    if (!r.ok()) return fail(r.status());
+    std::cout << (st->json ? CompareReportJson(*r) : CompareReportText(*r));
+    return r->pass ? kExitOk : kExitFailure;
+  };
+}
+
+const Registrar kRegistrar({"compare",
+                            "compare two runs' tensors element by element "
+                            "(torch, numpy or xla rules)",
+                            &Setup});
+
+}  // namespace
+}  // namespace decomposed::cli

@@ -1,0 +1,358 @@
+// The classic mapping: one classic HloSnapshot <-> its module, its list of
+// input literals and its list of output literals (docs/format.md, "The
+// classic mapping"). Unpack, verify, inspect and convert all map through
+// this module, so they give one answer for one file.
+//
+// HloSnapshot { hlo = 1 (HloProto { hlo_module = 1 }), arguments = 2
+// (repeated LiteralProto), result = 3 (LiteralProto), execution_platform =
+// 4 }.
+//
+// Classic -> lists (IndexClassicSnapshot, then ForEachClassicInput and
+// ClassicOutputs):
+//   module   hlo.hlo_module.
+//   inputs   one per `arguments` record, in order. Exception, the inverse of
+//            the single-tuple-parameter rule below: when the program
+//            (hlo_module.host_program_shape) has exactly one parameter, of
+//            TUPLE type, and the snapshot exactly one argument, which is a
+//            TUPLE literal, the inputs are that argument's top-level
+//            tuple_literals. (snapshot-unpack would try to dump that tuple
+//            argument as one array and fail; this way a classic file and
+//            its decomposed conversion unpack to the same files.)
+//   outputs  none without a `result`; a TUPLE result gives one output per
+//            top-level tuple_literals element, as snapshot-unpack dumps it;
+//            any other result is the one output.
+// Lists -> classic (PlanClassic), as AWS's Python reader rebuilds a
+// snapshot (neuron-facts: docs/format.md): inputs become `arguments`, except
+// that a program whose only parameter is a TUPLE gets one tuple argument
+// holding all inputs (unless the single input already is that tuple);
+// outputs become `result`: a TUPLE literal of all outputs when
+// host_program_shape.result is a tuple or missing (its tuple shape built
+// from the outputs' own shapes; the element count must match the
+// program's), or the one output itself when the program result is an array.
+// No outputs: no result.
+//
+// Repeated singular fields MERGE. Protobuf parses a singular message field
+// given more than once by merging the occurrences, and XLA (snapshot-unpack
+// included) parses HloSnapshot with protobuf; so two `result` records mean
+// one result, their merge. Concatenating serialized messages is exactly
+// protobuf's merge, so a merged field is handed out as the list of its
+// occurrences' byte ranges (LiteralRanges), to be read as one message: a
+// merged TUPLE result's tuple_literals are those of every occurrence, in
+// order. The same holds for `hlo`, `hlo_module` and `host_program_shape`.
+// (Before this module, convert refused a repeated `result` while unpack
+// merged it; now every command merges.)
+//
+// Records of fields 2 and 3 whose wire type is not length-delimited are
+// unknown fields to protobuf, which keeps and ignores them: the mapping
+// ignores them too (they are neither literals nor part of the header).
+//
+// Nothing here reads literal data: the walks read tags and lengths and skip
+// payloads (seekable sources do not read them), so a classic file larger
+// than protobuf's 2 GiB limit maps in bounded memory.
+//
+// Example (the outputs of a classic file):
+//   decomposed::MmapSource src(path);
+//   absl::StatusOr<decomposed::ClassicSnapshot> snap =
+//       decomposed::IndexClassicSnapshot(src, {0, *src.size()},
+//                                        decomposed::Frame{"snapshot"});
+//   absl::StatusOr<std::vector<decomposed::LiteralRanges>> outs =
+//       decomposed::ClassicOutputs(src, *snap, decomposed::Frame{"result"});
+#ifndef DECOMPOSED_SNAPSHOT_CLASSIC_H_
+#define DECOMPOSED_SNAPSHOT_CLASSIC_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/io/bounded.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/limits.h"
+#include "decomposed/proto/hlo.pb.h"
+#include "decomposed/status.h"
+#include "decomposed/wire/wire.h"
+#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/xla/literal_encoder.h"
+
+namespace decomposed {
+
+// A literal as byte ranges of a source whose concatenation is its
+// serialized LiteralProto: one range, or the occurrences of a merged field.
+using LiteralRanges = std::vector<ByteRange>;
+
+// Where the pieces of one classic HloSnapshot message are.
+struct ClassicSnapshot {
+  ByteRange message;              // the whole HloSnapshot
+  std::vector<ByteRange> module;  // hlo.hlo_module payloads, merged
+  uint64_t arguments = 0;         // `arguments` records
+  ByteRange first_argument;       // the first one's payload
+  std::vector<ByteRange> result;  // `result` payloads, merged; empty: none
+};
+
+namespace internal {
+
+inline absl::Status TooManyOccurrences(const Frame& frame, uint64_t offset) {
+  return FrameError(absl::StatusCode::kResourceExhausted, frame, offset,
+                    absl::StrCat("at most ", limits::kMaxMergedOccurrences,
+                                 " occurrences of the field"),
+                    "more");
+}
+
+// Appends the payload range of a LEN record to a merged field's list.
+inline absl::Status AddOccurrence(const WireRecord& r, const Frame& frame,
+                                  std::vector<ByteRange>* list) {
+  if (list->size() >= limits::kMaxMergedOccurrences) {
+    return TooManyOccurrences(frame, r.tag_offset);
+  }
+  list->push_back({r.offset, r.length});
+  return absl::OkStatus();
+}
+
+// True when `ps` has exactly one parameter and it is a TUPLE.
+bool SingleTupleParameter(const xla::ProgramShapeProto& ps);
+
+// A length-delimited field's tag and length: `<tag> <length varint>`.
+std::string LenPrefix(uint32_t field, uint64_t length);
+
+// Parses the concatenation of `bytes` as a ProgramShapeProto (kInvalidArgument
+// when protobuf rejects it).
+absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
+    std::string_view bytes, const Frame& frame, uint64_t offset);
+
+}  // namespace internal
+
+// Walks the HloSnapshot in `message` of `src`: notes where hlo.hlo_module
+// and `result` are (every occurrence), and counts `arguments`, without
+// reading literal data. `frame` names the message in errors ("snapshot").
+// Errors: malformed records (kInvalidArgument), a record running past the
+// message, a source shorter than the message (kOutOfRange), more than
+// limits::kMaxMergedOccurrences occurrences of a merged field (kResourceExhausted).
+template <RewindableSource S>
+absl::StatusOr<ClassicSnapshot> IndexClassicSnapshot(S& src, ByteRange message,
+                                                     const Frame& frame) {
+  ClassicSnapshot snap;
+  snap.message = message;
+  const Frame hlo_frame{frame.region, frame.index, "hlo"};
+  absl::Status s = internal::WalkRecords(
+      src, std::span<const ByteRange>(&message, 1), frame,
+      [&](internal::WireRecord& r) -> absl::Status {
+        if (r.wire_type != wire::kLen) return absl::OkStatus();
+        switch (r.field) {
+          case 1: {  // hlo: HloProto
+            ByteRange hlo{r.offset, r.length};
+            return internal::WalkRecords(
+                src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
+                [&](internal::WireRecord& h) -> absl::Status {
+                  if (h.field != 1 || h.wire_type != wire::kLen) {
+                    return absl::OkStatus();
+                  }
+                  return internal::AddOccurrence(h, hlo_frame, &snap.module);
+                });
+          }
+          case 2:
+            if (snap.arguments++ == 0) snap.first_argument = {r.offset, r.length};
+            return absl::OkStatus();
+          case 3:
+            return internal::AddOccurrence(r, frame, &snap.result);
+          default:
+            return absl::OkStatus();
+        }
+      });
+  if (!s.ok()) return s;
+  return snap;
+}
+
+// The program shape of the snapshot's module (host_program_shape, every
+// occurrence in every module occurrence, merged), or nullopt when the
+// module has none. Reads only the module's top-level tags and the program
+// shape. Errors: malformed records; a program shape protobuf rejects or of
+// limits::kMaxSnapshotBytes or more.
+template <RewindableSource S>
+absl::StatusOr<std::optional<xla::ProgramShapeProto>> ClassicProgramShape(
+    S& src, const ClassicSnapshot& snap, const Frame& frame) {
+  const Frame module_frame{frame.region, frame.index, "hlo_module"};
+  std::vector<ByteRange> parts;
+  absl::Status s = internal::WalkRecords(
+      src, snap.module, module_frame,
+      [&](internal::WireRecord& r) -> absl::Status {
+        if (r.field != 4 || r.wire_type != wire::kLen) return absl::OkStatus();
+        return internal::AddOccurrence(r, module_frame, &parts);
+      });
+  if (!s.ok()) return s;
+  if (parts.empty()) return std::optional<xla::ProgramShapeProto>();
+  uint64_t total = 0;
+  for (const ByteRange& p : parts) total += p.length;
+  const Frame ps_frame{frame.region, frame.index, "host_program_shape"};
+  if (total > limits::kMaxSnapshotBytes) {
+    return FrameError(absl::StatusCode::kResourceExhausted, ps_frame,
+                      parts[0].offset,
+                      "a program shape under protobuf's 2 GiB limit",
+                      absl::StrCat(total, " bytes"));
+  }
+  std::string bytes;
+  for (const ByteRange& p : parts) {
+    if (!src.Seek(p.offset)) return internal::Ended(src, ps_frame, p.offset, "the program shape");
+    std::string part;
+    if (absl::Status r = ReadToString(src, p.length, ps_frame, &part); !r.ok()) {
+      return r;
+    }
+    bytes += part;
+  }
+  absl::StatusOr<xla::ProgramShapeProto> ps =
+      internal::ParseProgramShape(bytes, ps_frame, parts[0].offset);
+  if (!ps.ok()) return ps.status();
+  return std::optional<xla::ProgramShapeProto>(*std::move(ps));
+}
+
+// Calls fn(std::span<const ByteRange> literal, int64_t index) for each input
+// of the snapshot, in order (see the file comment: one per `arguments`
+// record, or the elements of a single tuple argument of a
+// single-tuple-parameter program). `frame(index)` names input `index` in
+// errors. Stops at the first non-OK status fn returns, and returns it.
+template <RewindableSource S, class FrameFn, class Fn>
+absl::Status ForEachClassicInput(S& src, const ClassicSnapshot& snap,
+                                 const Frame& frame, FrameFn&& input_frame,
+                                 Fn&& fn) {
+  if (snap.arguments == 1) {
+    absl::StatusOr<std::optional<xla::ProgramShapeProto>> ps =
+        ClassicProgramShape(src, snap, frame);
+    if (!ps.ok()) return ps.status();
+    if (*ps && internal::SingleTupleParameter(**ps)) {
+      absl::StatusOr<LiteralPlan> plan = PlanLiteral(
+          src, std::span<const ByteRange>(&snap.first_argument, 1),
+          input_frame(int64_t{0}));
+      if (!plan.ok()) return plan.status();
+      if (plan->has_shape && plan->shape.is_tuple()) {
+        for (size_t j = 0; j < plan->tuple_literals.size(); ++j) {
+          if (absl::Status s =
+                  fn(std::span<const ByteRange>(&plan->tuple_literals[j], 1),
+                     static_cast<int64_t>(j));
+              !s.ok()) {
+            return s;
+          }
+        }
+        return absl::OkStatus();
+      }
+    }
+  }
+  int64_t i = 0;
+  return internal::WalkRecords(
+      src, std::span<const ByteRange>(&snap.message, 1), frame,
+      [&](internal::WireRecord& r) -> absl::Status {
+        if (r.field != 2 || r.wire_type != wire::kLen) return absl::OkStatus();
+        ByteRange lit{r.offset, r.length};
+        return fn(std::span<const ByteRange>(&lit, 1), i++);
+      });
+}
+
+// The outputs of the snapshot (see the file comment): none without a
+// result, the top-level elements of a TUPLE result, else the result. Reads
+// the result's records (not its data). `result_frame` names the result in
+// errors. Errors: those of PlanLiteral.
+template <RewindableSource S>
+absl::StatusOr<std::vector<LiteralRanges>> ClassicOutputs(
+    S& src, const ClassicSnapshot& snap, const Frame& result_frame) {
+  std::vector<LiteralRanges> out;
+  if (snap.result.empty()) return out;
+  absl::StatusOr<LiteralPlan> plan = PlanLiteral(src, snap.result, result_frame);
+  if (!plan.ok()) return plan.status();
+  if (plan->has_shape && plan->shape.is_tuple()) {
+    out.reserve(plan->tuple_literals.size());
+    for (const ByteRange& t : plan->tuple_literals) out.push_back({t});
+    return out;
+  }
+  out.push_back(snap.result);
+  return out;
+}
+
+// Appends to `*out` every top-level record of the HloSnapshot in `message`
+// except those of fields 2 and 3: the literal-empty snapshot (region [0] of
+// a decomposed file). Errors: malformed records; kResourceExhausted when
+// the result would reach limits::kMaxSnapshotBytes.
+template <RewindableSource S>
+absl::Status ClassicHeader(S& src, ByteRange message, const Frame& frame,
+                           std::string* out) {
+  std::vector<ByteRange> keep;
+  uint64_t total = 0;
+  absl::Status s = internal::WalkRecords(
+      src, std::span<const ByteRange>(&message, 1), frame,
+      [&](internal::WireRecord& r) -> absl::Status {
+        if (r.field == 2 || r.field == 3) return absl::OkStatus();
+        const uint64_t end = r.offset + r.length;
+        total += end - r.tag_offset;
+        if (total > limits::kMaxSnapshotBytes) {
+          return FrameError(absl::StatusCode::kResourceExhausted, frame,
+                            r.tag_offset,
+                            "non-literal fields under protobuf's 2 GiB limit",
+                            absl::StrCat("more than ", limits::kMaxSnapshotBytes,
+                                         " bytes"));
+        }
+        if (!keep.empty() && keep.back().offset + keep.back().length ==
+                                 r.tag_offset) {
+          keep.back().length += end - r.tag_offset;  // adjacent: one range
+        } else {
+          keep.push_back({r.tag_offset, end - r.tag_offset});
+        }
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  for (const ByteRange& k : keep) {
+    if (!src.Seek(k.offset)) return internal::Ended(src, frame, k.offset, "a record");
+    std::string part;
+    if (absl::Status r = ReadToString(src, k.length, frame, &part); !r.ok()) {
+      return r;
+    }
+    out->append(part);
+  }
+  return absl::OkStatus();
+}
+
+// Removes `arguments` (2) and `result` (3) from serialized HloSnapshot
+// bytes, keeping every other field record verbatim and in order
+// (ClassicHeader over memory). Errors on malformed wire bytes, with the
+// byte offset.
+absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot);
+
+// Wraps serialized HloModuleProto bytes, verbatim, into a literal-empty
+// HloSnapshot: `0a <len> 0a <len> <module>` (hlo.hlo_module). The module is
+// parsed once to check it is an HloModuleProto (kInvalidArgument if not)
+// but not re-serialized, so a consumer extracts exactly the bytes given.
+absl::StatusOr<std::string> SnapshotFromModule(std::string_view module_bytes);
+
+// The literal-empty region [0] snapshot of an existing file, classic or
+// decomposed (told apart by DetectSnapshotType, snapshot_type.h): a classic
+// file is mapped and its `arguments`/`result` records skipped without
+// reading them (so it may be larger than 2 GiB); a decomposed file gives its
+// region [0] (with any baked-in literals dropped). The result must parse as
+// an HloSnapshot (kInvalidArgument otherwise).
+absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path);
+
+// Lists -> classic: how the literals of a decomposed file map onto a classic
+// snapshot for a given program (see the file comment). Owns any tuple
+// bodies it creates.
+struct ClassicPlan {
+  std::vector<LiteralBody*> arguments;
+  LiteralBody* result = nullptr;
+  std::vector<std::unique_ptr<LiteralBody>> owned;
+};
+// `header` is HloSnapshot bytes whose module's host_program_shape decides
+// the mapping (parsed with protobuf). Errors: kInvalidArgument when the
+// header does not parse, or the outputs do not match the program's result.
+absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
+                                        std::vector<LiteralBody*> inputs,
+                                        std::vector<LiteralBody*> outputs);
+
+// A TUPLE literal of `elements` (borrowed): shape {TUPLE, tuple_shapes =
+// each element's shape}, then one tuple_literals record per element.
+std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,
+                                       std::string name = "tuple");
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_SNAPSHOT_CLASSIC_H_

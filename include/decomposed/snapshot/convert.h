@@ -1,0 +1,49 @@
+// Conversion between the two forms of a snapshot file, streamed from an
+// mmap of the input (no literal is copied into memory), through the classic
+// mapping (classic.h):
+//   decomposed -> classic   region [0] without its baked-in literals is the
+//                           header; region [1] and [2] are the input and
+//                           output lists, mapped onto `arguments` and
+//                           `result` by PlanClassic; written by
+//                           WriteClassicSnapshot (< 2 GiB).
+//   classic -> decomposed   the literal-empty header becomes region [0];
+//                           ForEachClassicInput and ClassicOutputs give
+//                           regions [1] and [2] (a repeated `result` is
+//                           merged, as protobuf merges it).
+// Outputs go through AtomicFileSink: on any error no file appears under the
+// output path. Errors name the frame, the byte offset and the input file.
+//
+// Example:
+//   absl::Status s = decomposed::ConvertClassicToDecomposed(
+//       "x.hlo_snapshot.pb", "x.decomposed_hlo_snapshot");
+#ifndef DECOMPOSED_SNAPSHOT_CONVERT_H_
+#define DECOMPOSED_SNAPSHOT_CONVERT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/snapshot/classic_writer.h"
+
+namespace decomposed {
+
+struct ConvertOptions {
+  DecomposedReadOptions read;
+  DecomposedWriteOptions write;
+  // Check every literal body's wire format and shape before writing.
+  bool validate = true;
+  ProgressFn progress;  // optional
+};
+
+// Decomposed -> classic HloSnapshot.
+absl::Status ConvertDecomposedToClassic(const std::string& in,
+                                        const std::string& out,
+                                        const ConvertOptions& options = {});
+// Classic HloSnapshot -> decomposed.
+absl::Status ConvertClassicToDecomposed(const std::string& in,
+                                        const std::string& out,
+                                        const ConvertOptions& options = {});
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_SNAPSHOT_CONVERT_H_

@@ -1,0 +1,114 @@
+// TensorSets over snapshot files: the decomposed stream (docs/format.md §7)
+// and the classic HloSnapshot (§11). The file is mapped; each tensor is a
+// literal body decoded by the literal codec into an ArraySink that forwards
+// the row-major chunks.
+#include "decomposed/analysis/snapshot_set.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/snapshot/unpack.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/status.h"
+#include "decomposed/xla/array_sink.h"
+#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/xla/literal_plan.h"
+
+namespace decomposed {
+namespace {
+
+// Forwards the decoded row-major chunks to a ChunkFn.
+class ForwardingSink final : public ArraySink {
+ public:
+  explicit ForwardingSink(const ChunkFn& emit) : emit_(emit) {}
+  absl::Status Begin(const ArrayHeader&) override { return absl::OkStatus(); }
+  absl::Status Write(std::string_view chunk) override { return emit_(chunk); }
+  absl::Status Finish() override { return absl::OkStatus(); }
+
+ private:
+  const ChunkFn& emit_;
+};
+
+}  // namespace
+
+LiteralListSet::LiteralListSet(std::string name, std::string path,
+                               std::unique_ptr<MmapSource> src,
+                               std::vector<LiteralRef> literals, bool both)
+    : name_(std::move(name)),
+      path_(std::move(path)),
+      src_(std::move(src)),
+      literals_(std::move(literals)),
+      both_(both) {}
+
+absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
+  const LiteralRef& l = literals_[i];
+  absl::StatusOr<LiteralPlan> plan = PlanLiteral(*src_, l.ranges, l.frame());
+  if (!plan.ok()) return WithFile(plan.status(), path_);
+  const uint64_t offset = l.ranges.empty() ? 0 : l.ranges[0].offset;
+  if (absl::Status s = ResolveArrayPlan(*plan, l.frame(), offset); !s.ok()) {
+    return WithFile(s, path_);
+  }
+  return TensorInfo{plan->type->type, plan->shape.dimensions,
+                    absl::StrCat(Sv(l.region), " ", l.index, " of ", path_)};
+}
+
+absl::Status LiteralListSet::Stream(size_t i, const ChunkFn& emit) {
+  const LiteralRef& l = literals_[i];
+  ForwardingSink sink(emit);
+  return WithFile(DecodeLiteral(*src_, l.ranges, l.frame(), sink), path_);
+}
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
+    const std::string& path, bool inputs) {
+  auto src = std::make_unique<MmapSource>(path);
+  if (!src->status().ok()) return src->status();
+  std::vector<LiteralRef> refs;
+  DecomposedReader<MmapSource> reader(*src);
+  absl::Status s = [&]() -> absl::Status {
+    if (auto h = reader.ReadHeader(nullptr); !h.ok()) return h.status();
+    if (auto n = reader.StartInputs(); !n.ok()) return n.status();
+    ElementInfo e;
+    for (int64_t i = 0;; ++i) {
+      absl::StatusOr<bool> more = reader.NextInput(&e);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (inputs) refs.push_back({"input", i, {{e.offset, e.length}}});
+    }
+    absl::StatusOr<std::optional<uint64_t>> n = reader.StartOutputs();
+    if (!n.ok()) return n.status();
+    if (*n) {
+      for (int64_t i = 0;; ++i) {
+        absl::StatusOr<bool> more = reader.NextOutput(&e);
+        if (!more.ok()) return more.status();
+        if (!*more) break;
+        if (!inputs) refs.push_back({"output", i, {{e.offset, e.length}}});
+      }
+    }
+    return reader.Finish();
+  }();
+  if (!s.ok()) return WithFile(s, path);
+  return std::unique_ptr<TensorSet>(std::make_unique<LiteralListSet>(
+      absl::StrCat("decomposed file ", path, inputs ? " (inputs)" : " (outputs)"), path,
+      std::move(src), std::move(refs), /*both=*/true));
+}
+
+}  // namespace decomposed
+
+namespace decomposed {
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
+                                                           bool inputs) {
+  absl::StatusOr<std::string> type = DetectSnapshotType(path);
+  if (!type.ok()) return type.status();
+  if (*type == "decomposed") return OpenDecomposedSet(path, inputs);
+  // TODO(issue 10): classic snapshots, on the classic mapping module.
+  return absl::UnimplementedError(
+      absl::StrCat("reading the tensors of a classic snapshot (", path,
+                   ") is not supported yet"));
+}
+
+}  // namespace decomposed

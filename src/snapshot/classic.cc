@@ -1,0 +1,240 @@
+#include "decomposed/snapshot/classic.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/snapshot/snapshot_type.h"
+#include "decomposed/xla/shape.h"
+
+namespace decomposed {
+namespace {
+
+class Tuple final : public LiteralBody {
+ public:
+  Tuple(std::vector<LiteralBody*> elements, std::string name)
+      : elements_(std::move(elements)), name_(std::move(name)) {}
+  absl::StatusOr<uint64_t> Prepare() override {
+    if (prepared_) return size_;
+    shape_.clear();
+    internal::PutTag(&shape_, 2, wire::kVarint);
+    internal::PutVarint(&shape_, static_cast<uint64_t>(PrimitiveType::kTuple));
+    sizes_.clear();
+    for (LiteralBody* e : elements_) {
+      absl::StatusOr<uint64_t> n = e->Prepare();
+      if (!n.ok()) return n.status();
+      absl::StatusOr<std::string> s = e->ShapeBytes();
+      if (!s.ok()) return s.status();
+      internal::PutLen(&shape_, 4, *s);
+      sizes_.push_back(*n);
+    }
+    size_ = 1 + wire::VarintSize(shape_.size()) + shape_.size();
+    for (uint64_t n : sizes_) size_ += 1 + wire::VarintSize(n) + n;
+    prepared_ = true;
+    return size_;
+  }
+  absl::Status Write(const ChunkFn& fn) override {
+    if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
+    std::string head;
+    internal::PutLen(&head, 1, shape_);
+    if (absl::Status s = fn(head); !s.ok()) return s;
+    for (size_t i = 0; i < elements_.size(); ++i) {
+      if (absl::Status s = fn(internal::LenPrefix(10, sizes_[i])); !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = elements_[i]->Write(fn); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> ShapeBytes() override {
+    if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
+    return shape_;
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  std::vector<LiteralBody*> elements_;
+  std::string name_;
+  std::string shape_;
+  std::vector<uint64_t> sizes_;
+  uint64_t size_ = 0;
+  bool prepared_ = false;
+};
+
+absl::StatusOr<bool> IsTupleLiteral(LiteralBody* b) {
+  absl::StatusOr<uint64_t> n = b->Prepare();
+  if (!n.ok()) return n.status();
+  absl::StatusOr<std::string> s = b->ShapeBytes();
+  if (!s.ok()) return s.status();
+  absl::StatusOr<Shape> shape = ParseShape(*s, Frame{b->name(), -1, "shape"});
+  if (!shape.ok()) return shape.status();
+  return shape->is_tuple();
+}
+
+absl::Status ParseHeader(std::string_view header, const Frame& frame,
+                         xla::HloSnapshot* snap) {
+  if (header.size() > limits::kMaxSnapshotBytes ||
+      !snap->ParseFromArray(header.data(), static_cast<int>(header.size()))) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, 0,
+                      "serialized HloSnapshot bytes",
+                      "bytes that do not parse as one");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+namespace internal {
+
+bool SingleTupleParameter(const xla::ProgramShapeProto& ps) {
+  return ps.parameters_size() == 1 &&
+         ps.parameters(0).element_type() == xla::TUPLE;
+}
+
+std::string LenPrefix(uint32_t field, uint64_t length) {
+  std::string s;
+  PutTag(&s, field, wire::kLen);
+  PutVarint(&s, length);
+  return s;
+}
+
+absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
+    std::string_view bytes, const Frame& frame, uint64_t offset) {
+  xla::ProgramShapeProto ps;
+  if (!ps.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "a ProgramShapeProto protobuf can parse",
+                      "bytes it rejects");
+  }
+  return ps;
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
+  MemorySource src(snapshot);
+  std::string out;
+  if (absl::Status s = ClassicHeader(src, ByteRange{0, snapshot.size()},
+                                     Frame{"snapshot"}, &out);
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
+  if (module.size() > limits::kMaxSnapshotBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "module: ", module.size(), " bytes is over protobuf's 2 GiB limit"));
+  }
+  xla::HloModuleProto parsed;
+  if (!parsed.ParseFromArray(module.data(), static_cast<int>(module.size()))) {
+    return absl::InvalidArgumentError(
+        "module: expected a serialized HloModuleProto (binary protobuf, as "
+        "snapshot-unpack writes model.hlo), found bytes that do not parse as "
+        "one (at byte 0)");
+  }
+  std::string hlo = internal::LenPrefix(1, module.size());
+  hlo.append(module);
+  std::string snap = internal::LenPrefix(1, hlo.size());
+  snap += hlo;
+  if (snap.size() > limits::kMaxSnapshotBytes) {
+    return absl::ResourceExhaustedError(
+        "module: the wrapping HloSnapshot would pass protobuf's 2 GiB limit");
+  }
+  return snap;
+}
+
+absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path) {
+  absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
+  if (!type.ok()) return type.status();
+  MmapSource src(path);
+  if (!src.status().ok()) return src.status();
+  std::string header;
+  if (*type == SnapshotType::kDecomposed) {
+    DecomposedReader reader(src);
+    std::string snapshot;
+    absl::StatusOr<ElementInfo> e = reader.ReadSnapshot(&snapshot);
+    if (!e.ok()) return WithFile(e.status(), path);
+    absl::StatusOr<std::string> h = LiteralEmptySnapshot(snapshot);
+    if (!h.ok()) return WithFile(h.status(), path);
+    header = *std::move(h);
+  } else {
+    if (absl::Status s = ClassicHeader(src, ByteRange{0, *src.size()},
+                                       Frame{"HloSnapshot"}, &header);
+        !s.ok()) {
+      return WithFile(s, path);
+    }
+  }
+  xla::HloSnapshot parsed;
+  if (header.size() > limits::kMaxSnapshotBytes ||
+      !parsed.ParseFromArray(header.data(), static_cast<int>(header.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": expected an HloSnapshot (classic or decomposed), found bytes "
+              "whose non-literal fields do not parse as one (at byte 0)"));
+  }
+  return header;
+}
+
+std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,
+                                       std::string name) {
+  return std::make_unique<Tuple>(std::move(elements), std::move(name));
+}
+
+absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
+                                        std::vector<LiteralBody*> inputs,
+                                        std::vector<LiteralBody*> outputs) {
+  xla::HloSnapshot snap;
+  if (absl::Status s = ParseHeader(header, Frame{"snapshot"}, &snap);
+      !s.ok()) {
+    return s;
+  }
+  const xla::HloModuleProto& mod = snap.hlo().hlo_module();
+  const bool has_ps = mod.has_host_program_shape();
+  const xla::ProgramShapeProto& ps = mod.host_program_shape();
+  ClassicPlan plan;
+  bool pass_through = true;
+  if (has_ps && internal::SingleTupleParameter(ps)) {
+    pass_through = false;
+    if (inputs.size() == 1) {
+      absl::StatusOr<bool> t = IsTupleLiteral(inputs[0]);
+      if (!t.ok()) return t.status();
+      pass_through = *t;
+    }
+  }
+  if (pass_through) {
+    plan.arguments = inputs;
+  } else {
+    plan.owned.push_back(TupleBody(inputs, "argument 0 (tuple of inputs)"));
+    plan.arguments.push_back(plan.owned.back().get());
+  }
+  if (!outputs.empty()) {
+    bool tuple_result = !has_ps || !ps.has_result() ||
+                        ps.result().element_type() == xla::TUPLE;
+    if (tuple_result) {
+      if (has_ps && ps.has_result() &&
+          ps.result().tuple_shapes_size() !=
+              static_cast<int>(outputs.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "result: expected ", ps.result().tuple_shapes_size(),
+            " outputs (the elements of host_program_shape.result), found ",
+            outputs.size()));
+      }
+      plan.owned.push_back(TupleBody(outputs, "result (tuple of outputs)"));
+      plan.result = plan.owned.back().get();
+    } else {
+      if (outputs.size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "result: expected 1 output (host_program_shape.result is an "
+            "array), found ",
+            outputs.size()));
+      }
+      plan.result = outputs[0];
+    }
+  }
+  return plan;
+}
+
+}  // namespace decomposed
