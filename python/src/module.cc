@@ -54,7 +54,10 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/proto/hlo.pb.h"
+#include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
@@ -517,64 +520,30 @@ class LiteralList {
 
 // --- Opening ------------------------------------------------------------------------
 
-// Where the pieces of one HloSnapshot message are: its hlo.hlo_module
-// occurrences, the records of every other field except `arguments` (2) and
-// `result` (3) (the "header", parsed by protobuf for the module facts), and
-// the literal records.
-struct SnapshotIndex {
-  std::vector<ByteRange> module;
-  std::string header;
-  std::vector<ByteRange> arguments;
-  std::vector<ByteRange> result;
-};
-
-SnapshotIndex IndexSnapshot(std::string_view file, ByteRange range,
-                            const Frame& frame) {
-  SnapshotIndex index;
-  MemorySource src(file);
-  const Frame hlo_frame{frame.region, frame.index, "hlo"};
-  Check(internal::WalkRecords(
-      src, std::span<const ByteRange>(&range, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if ((r.field == 2 || r.field == 3) && r.wire_type == wire::kLen) {
-          (r.field == 2 ? index.arguments : index.result)
-              .push_back({r.offset, r.length});
-          return absl::OkStatus();
-        }
-        const uint64_t end = r.offset + r.length;
-        index.header.append(file.substr(r.tag_offset, end - r.tag_offset));
-        if (r.field != 1 || r.wire_type != wire::kLen) return absl::OkStatus();
-        ByteRange hlo{r.offset, r.length};
-        return internal::WalkRecords(
-            src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
-            [&](internal::WireRecord& h) -> absl::Status {
-              if (h.field == 1 && h.wire_type == wire::kLen) {
-                index.module.push_back({h.offset, h.length});
-              }
-              return absl::OkStatus();
-            });
-      }));
-  return index;
-}
-
 std::string ShapeText(const xla::ShapeProto& s) {
   absl::StatusOr<Shape> parsed =
       ParseShape(s.SerializeAsString(), Frame{"program shape"});
   return parsed.ok() ? parsed->ToString() : "<malformed>";
 }
 
-// The module facts, from the header records (protobuf, bounded by the
-// 2 GiB message limit like everything protobuf parses).
-void ReadModuleFacts(const SnapshotIndex& index, uint64_t offset,
-                     FileState* f) {
-  xla::HloSnapshot snap;
-  if (!snap.ParseFromString(index.header)) {
-    Throw(FrameError(absl::StatusCode::kInvalidArgument, Frame{"snapshot"},
-                     offset, "an HloSnapshot protobuf can parse",
+// The module facts of the HloSnapshot in `message` (the classic mapping,
+// snapshot/classic.h): its hlo.hlo_module ranges, and name, entry and
+// program shape from its non-literal records parsed by protobuf (bounded
+// by the 2 GiB message limit, like everything protobuf parses).
+ClassicSnapshot ReadModuleFacts(std::string_view file, ByteRange message,
+                                const Frame& frame, FileState* f) {
+  MemorySource src(file);
+  ClassicSnapshot snap = Take(IndexClassicSnapshot(src, message, frame));
+  std::string header;
+  Check(ClassicHeader(src, message, frame, &header));
+  xla::HloSnapshot parsed;
+  if (!parsed.ParseFromString(header)) {
+    Throw(FrameError(absl::StatusCode::kInvalidArgument, frame,
+                     message.offset, "an HloSnapshot protobuf can parse",
                      "bytes it rejects"));
   }
-  const xla::HloModuleProto& mod = snap.hlo().hlo_module();
-  f->module_ranges = index.module;
+  const xla::HloModuleProto& mod = parsed.hlo().hlo_module();
+  f->module_ranges = snap.module;
   f->module_name = mod.name();
   f->entry = mod.entry_computation_name();
   f->has_program_shape = mod.has_host_program_shape();
@@ -592,8 +561,11 @@ void ReadModuleFacts(const SnapshotIndex& index, uint64_t offset,
             ? ShapeText(mod.host_program_shape().result())
             : std::string("()"));
   }
+  return snap;
 }
 
+// A decomposed file, walked by DecomposedReader (container/framing.h): the
+// file grammar, region [2] presence and trailing bytes are its rules.
 void OpenDecomposed(const Mapping& map, FileState* f,
                     const BoxReadOptions& box) {
   const std::string_view file = map.bytes();
@@ -601,10 +573,9 @@ void OpenDecomposed(const Mapping& map, FileState* f,
   DecomposedReadOptions options;
   options.box = box;
   DecomposedReader<MemorySource> reader(src, options);
-  ElementInfo header = Take(reader.ReadHeader(nullptr));
-  SnapshotIndex index = IndexSnapshot(
-      file, ByteRange{header.offset, header.length}, Frame{"snapshot"});
-  ReadModuleFacts(index, header.offset, f);
+  ElementInfo header = Take(reader.ReadSnapshot(nullptr));
+  ReadModuleFacts(file, ByteRange{header.offset, header.length},
+                  Frame{"snapshot"}, f);
   Take(reader.StartInputs());
   ElementInfo e;
   std::vector<ByteRange> bodies;
@@ -626,31 +597,31 @@ void OpenDecomposed(const Mapping& map, FileState* f,
   Check(reader.Finish());
 }
 
-// A classic HloSnapshot: `arguments` are the inputs; `result`, when
-// present, gives the outputs: one per top-level tuple element when it is a
-// TUPLE, else itself (as snapshot-unpack --dump-snapshot-outputs does).
+// A classic HloSnapshot, through the library's one classic mapping
+// (snapshot/classic.h): inputs and outputs as unpack, verify and convert
+// see them; `outputs` is None without a `result`.
 void OpenClassic(const Mapping& map, FileState* f) {
   const std::string_view file = map.bytes();
-  SnapshotIndex index =
-      IndexSnapshot(file, ByteRange{0, file.size()}, Frame{"HloSnapshot"});
-  ReadModuleFacts(index, 0, f);
-  for (size_t i = 0; i < index.arguments.size(); ++i) {
-    f->inputs.push_back(PlanMeta(file, {index.arguments[i]}, "input",
-                                 static_cast<int64_t>(i)));
-  }
-  if (index.result.empty()) return;
+  const Frame frame{"snapshot"};
+  ClassicSnapshot snap =
+      ReadModuleFacts(file, ByteRange{0, file.size()}, frame, f);
   MemorySource src(file);
-  LiteralPlan plan = Take(PlanLiteral(
-      src, std::span<const ByteRange>(index.result), Frame{"result"}));
+  Check(ForEachClassicInput(
+      src, snap, frame,
+      [](int64_t i) { return Frame{"input", i, "body"}; },
+      [&](std::span<const ByteRange> lit, int64_t i) -> absl::Status {
+        f->inputs.push_back(PlanMeta(
+            file, std::vector<ByteRange>(lit.begin(), lit.end()), "input", i));
+        return absl::OkStatus();
+      }));
+  if (snap.result.empty()) return;
+  std::vector<LiteralRanges> outs =
+      Take(ClassicOutputs(src, snap, Frame{"result"}));
   f->outputs.emplace();
-  if (plan.has_shape && plan.shape.is_tuple()) {
-    for (size_t j = 0; j < plan.tuple_literals.size(); ++j) {
-      f->outputs->push_back(PlanMeta(file, {plan.tuple_literals[j]},
-                                     "output", static_cast<int64_t>(j)));
-    }
-    return;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    f->outputs->push_back(
+        PlanMeta(file, std::move(outs[j]), "output", static_cast<int64_t>(j)));
   }
-  f->outputs->push_back(PlanMeta(file, index.result, "output", 0));
 }
 
 std::shared_ptr<FileState> OpenFile(const std::string& path,
@@ -663,13 +634,11 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
     // Mapped first: Mapping::Open refuses what is not a regular file
     // before anything opens it (a FIFO would block the detection's open).
     std::shared_ptr<Mapping> map = Mapping::Open(path);
-    std::string k = kind;
-    if (k == "auto") {
-      absl::StatusOr<std::string> t = DetectSnapshotType(path);
-      if (!t.ok()) Throw(t.status(), path);
-      k = *t == "snapshot" ? "classic" : *t;
-    }
-    if (k == "decomposed") {
+    SnapshotType type = kind == "decomposed" ? SnapshotType::kDecomposed
+                        : kind == "classic"  ? SnapshotType::kClassic
+                                             : SnapshotType::kAuto;
+    if (type == SnapshotType::kAuto) type = Take(DetectSnapshotType(path));
+    if (type == SnapshotType::kDecomposed) {
       f->kind = Kind::kDecomposed;
       BoxReadOptions box;
       box.lenient_length_byte = lenient_length_byte;
@@ -773,9 +742,9 @@ void Write(const std::string& path, py::object module, py::list inputs,
            bool output_block) {
   PackRequest req;
   if (format == "decomposed") {
-    req.format = OutputFormat::kDecomposed;
+    req.format = SnapshotType::kDecomposed;
   } else if (format == "classic" || format == "snapshot") {
-    req.format = OutputFormat::kSnapshot;
+    req.format = SnapshotType::kClassic;
   } else {
     throw py::value_error("format must be 'decomposed' or 'classic', not '" +
                           format + "'");
@@ -816,12 +785,22 @@ void Write(const std::string& path, py::object module, py::list inputs,
 
 // --- The rest of the library ------------------------------------------------------
 
+// "auto", "decomposed", "classic" (or "snapshot", the CLI's name).
+SnapshotType TypeOption(const std::string& name) {
+  std::optional<SnapshotType> t =
+      SnapshotTypeFromName(name == "classic" ? "snapshot" : name);
+  if (!t) {
+    throw py::value_error("kind must be 'auto', 'decomposed' or 'classic'");
+  }
+  return *t;
+}
+
 py::list Unpack(const std::string& path, const std::string& prefix,
                 const std::string& snapshot_type, bool dump_outputs,
                 const std::string& module, bool ml_dtype_sidecar) {
   UnpackOptions o;
   o.output_prefix = prefix;
-  o.snapshot_type = snapshot_type == "classic" ? "snapshot" : snapshot_type;
+  o.snapshot_type = TypeOption(snapshot_type);
   o.dump_snapshot_outputs = dump_outputs;
   o.module = module;
   o.ml_dtype_sidecar = ml_dtype_sidecar;
@@ -847,7 +826,7 @@ py::list Unpack(const std::string& path, const std::string& prefix,
 
 std::string VerifyJson(const std::string& path, const std::string& type) {
   VerifyOptions o;
-  o.snapshot_type = type == "classic" ? "snapshot" : type;
+  o.snapshot_type = TypeOption(type);
   py::gil_scoped_release nogil;
   absl::StatusOr<VerifyReport> r = VerifyFile(path, o);
   if (!r.ok()) Throw(WithFile(r.status(), path), path);
