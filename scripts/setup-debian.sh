@@ -8,6 +8,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       googletest libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev zlib1g-dev libcli11-dev
       python3 python3-numpy python3-torch)
+PKGS+=(pybind11-dev python3-dev python3-pytest python3-protobuf)
 # --fuzz: also clang-14 and its runtime libraries (libFuzzer, ASan), for
 # scripts/fuzz.sh and scripts/ci-hardening.sh.
 if [ "${1:-}" = "--fuzz" ]; then PKGS+=(clang-14 libclang-rt-14-dev); fi

@@ -7,6 +7,8 @@ if(DECOMPOSED_INSTALL)
                    -DBUILD_DIR=${CMAKE_BINARY_DIR}
                    -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
                    -DWORK_DIR=${CMAKE_BINARY_DIR}/install_test
+                   "-DPYTHON_INSTALL_DIR=${DECOMPOSED_PYTHON_INSTALL_DIR}"
+                   "-DPYTHON=${Python_EXECUTABLE}"
                    -P ${PROJECT_SOURCE_DIR}/test/downstream/run.cmake)
   set_tests_properties(install_downstream PROPERTIES TIMEOUT 900)
 endif()

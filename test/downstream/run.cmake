@@ -28,6 +28,21 @@ foreach(f include/decomposed/container/box.h include/decomposed/proto/hlo.pb.h
   endif()
 endforeach()
 
+# The Python package, when built, lands in the interpreter's platlib (here
+# relative to the prefix) and imports from there.
+if(PYTHON_INSTALL_DIR AND EXISTS ${BUILD_DIR}/python/decomposed)
+  if(IS_ABSOLUTE "${PYTHON_INSTALL_DIR}")
+    message(FATAL_ERROR "DECOMPOSED_PYTHON_INSTALL_DIR ${PYTHON_INSTALL_DIR} is "
+                        "outside the prefix: the install test would write there")
+  endif()
+  set(pkg ${prefix}/${PYTHON_INSTALL_DIR})
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${pkg} ${PYTHON} -c
+      "import decomposed, os; assert decomposed.__file__.startswith('${pkg}'), decomposed.__file__; print(os.path.basename(decomposed._decomposed.__file__))")
+  if(NOT last_output MATCHES "^_decomposed")
+    message(FATAL_ERROR "installed Python package: ${last_output}")
+  endif()
+endif()
+
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/downstream -B ${build} -G Ninja
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF

@@ -1,0 +1,101 @@
+"""vLLM-Neuron input-snapshot bundles: ``<root>/<hash>/rank<G>/call<N>/``
+with ``meta.json`` and ``tensor<i>.npy`` or ``tensor<i>.pt``.
+
+    b = decomposed.bundle.open("snapshots/a1b2/rank0/call3")
+    b.meta["req_ids"], b.format
+    t = b.tensors[0]
+    t.dtype, t.shape          # "torch.bfloat16", (2, 8)
+    t.numpy()                 # a read-only memory map of the tensor's bytes
+    t.torch()                 # a torch.bfloat16 tensor (a copy)
+
+``open`` checks meta.json (schema, format, dtypes, indices); each tensor's
+file header is checked against it when the tensor is first read.
+"""
+
+import json as _json
+import os as _os
+
+import numpy as _np
+
+from . import _decomposed
+from . import _STORAGE, _to_torch
+
+# torch dtype names of meta.json -> XLA's lower-case names.
+_XLA = {
+    "torch.float64": "f64", "torch.float32": "f32", "torch.float16": "f16",
+    "torch.bfloat16": "bf16", "torch.complex128": "c128",
+    "torch.complex64": "c64", "torch.int64": "s64", "torch.int32": "s32",
+    "torch.int16": "s16", "torch.int8": "s8", "torch.uint8": "u8",
+    "torch.bool": "pred", "torch.uint16": "u16", "torch.uint32": "u32",
+    "torch.uint64": "u64", "torch.float8_e4m3fn": "f8e4m3fn",
+    "torch.float8_e5m2": "f8e5m2", "torch.float8_e4m3fnuz": "f8e4m3fnuz",
+    "torch.float8_e5m2fnuz": "f8e5m2fnuz",
+    "torch.float8_e8m0fnu": "f8e8m0fnu",
+}
+
+
+class Tensor:
+    """One tensor of a bundle: ``index``, ``dtype`` (torch's name, as
+    meta.json has it), ``xla_dtype``, ``shape``, ``nbytes``, ``path``."""
+
+    def __init__(self, bundle, info):
+        self._bundle = bundle
+        self.index = info["index"]
+        self.dtype = info["dtype"]
+        self.xla_dtype = _XLA.get(self.dtype)
+        self.shape = tuple(info["shape"])
+        self.nbytes = info["nbytes"]
+        self.path = info["path"]
+
+    def numpy(self):
+        """The elements as a read-only np.memmap of the tensor file (bit
+        patterns or ml_dtypes for bf16 and fp8, as decomposed.Literal)."""
+        if self.xla_dtype is None:
+            raise TypeError(f"{self.dtype}: no NumPy representation")
+        offset, size = _decomposed._bundle_locate(self._bundle.path,
+                                                  self.index)
+        dt = _STORAGE[self.xla_dtype]
+        if size == 0:
+            return _np.empty(self.shape, dt)
+        return _np.memmap(self.path, dtype=dt, mode="r", offset=offset,
+                          shape=self.shape)
+
+    def torch(self):
+        """A torch tensor of this dtype (a copy)."""
+        if self.xla_dtype is None:
+            raise TypeError(f"{self.dtype}: no torch dtype known here")
+        return _to_torch(self.numpy(), self.xla_dtype)
+
+    def __repr__(self):
+        return (f"<decomposed.bundle.Tensor {self.index}: {self.dtype} "
+                f"{list(self.shape)}>")
+
+
+class Bundle:
+    """A bundle's call directory: ``path``, ``format`` ("pt" or "npy"),
+    ``meta`` (meta.json as a dict) and ``tensors``."""
+
+    def __init__(self, info):
+        self.path = info["path"]
+        self.format = info["format"]
+        self.meta = _json.loads(info["meta"])
+        self.tensors = [Tensor(self, t) for t in info["inputs"]]
+
+    def __len__(self):
+        return len(self.tensors)
+
+    def __getitem__(self, i):
+        return self.tensors[i]
+
+    def __iter__(self):
+        return iter(self.tensors)
+
+    def __repr__(self):
+        return (f"<decomposed.bundle.Bundle {self.path!r} {self.format}, "
+                f"{len(self.tensors)} tensors>")
+
+
+def open(call_dir):  # noqa: A001
+    """Reads and checks `call_dir`/meta.json. Raises FormatError for a
+    malformed bundle, OSError for I/O errors."""
+    return Bundle(_decomposed._bundle_open(_os.fspath(call_dir)))
