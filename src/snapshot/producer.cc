@@ -110,15 +110,15 @@ class Tuple final : public LiteralBody {
   absl::StatusOr<uint64_t> Prepare() override {
     if (prepared_) return size_;
     shape_.clear();
-    internal::PutTag(&shape_, 2, wire::kVarint);
-    internal::PutVarint(&shape_, static_cast<uint64_t>(PrimitiveType::kTuple));
+    wire::AppendVarintField(&shape_, 2,
+                            static_cast<uint64_t>(PrimitiveType::kTuple));
     sizes_.clear();
     for (LiteralBody* e : elements_) {
       absl::StatusOr<uint64_t> n = e->Prepare();
       if (!n.ok()) return n.status();
       absl::StatusOr<std::string> s = e->ShapeBytes();
       if (!s.ok()) return s.status();
-      internal::PutLen(&shape_, 4, *s);
+      wire::AppendLenField(&shape_, 4, *s);
       sizes_.push_back(*n);
     }
     size_ = 1 + wire::VarintSize(shape_.size()) + shape_.size();
@@ -129,7 +129,7 @@ class Tuple final : public LiteralBody {
   absl::Status Write(const ChunkFn& fn) override {
     if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
     std::string head;
-    internal::PutLen(&head, 1, shape_);
+    wire::AppendLenField(&head, 1, shape_);
     if (absl::Status s = fn(head); !s.ok()) return s;
     for (size_t i = 0; i < elements_.size(); ++i) {
       if (absl::Status s = fn(internal::LenPrefix(10, sizes_[i])); !s.ok()) {
@@ -170,8 +170,7 @@ namespace internal {
 
 std::string LenPrefix(uint32_t field, uint64_t length) {
   std::string s;
-  PutTag(&s, field, wire::kLen);
-  PutVarint(&s, length);
+  wire::AppendLenHeader(&s, field, length);
   return s;
 }
 

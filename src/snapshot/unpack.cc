@@ -50,14 +50,14 @@ absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
   const Frame hlo_frame{frame.region, frame.index, "hlo"};
   absl::Status s = internal::WalkRecords(
       src, std::span<const ByteRange>(&range, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
+      [&](wire::Field& r) -> absl::Status {
         if (r.wire_type != wire::kLen) return absl::OkStatus();
-        if (r.field == 1) {  // hlo: HloProto
+        if (r.number == 1) {  // hlo: HloProto
           ByteRange hlo{r.offset, r.length};
           return internal::WalkRecords(
               src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
-              [&](internal::WireRecord& h) -> absl::Status {
-                if (h.field == 1 && h.wire_type == wire::kLen) {
+              [&](wire::Field& h) -> absl::Status {
+                if (h.number == 1 && h.wire_type == wire::kLen) {
                   if (index.hlo_module.size() >= kMaxMergedOccurrences) {
                     return TooMany(hlo_frame, h.tag_offset);
                   }
@@ -66,8 +66,8 @@ absl::StatusOr<HloSnapshotIndex> IndexHloSnapshot(S& src, ByteRange range,
                 return absl::OkStatus();
               });
         }
-        if (r.field == 2) ++index.arguments;
-        if (r.field == 3) {
+        if (r.number == 2) ++index.arguments;
+        if (r.number == 3) {
           if (index.result.size() >= kMaxMergedOccurrences) {
             return TooMany(frame, r.tag_offset);
           }
@@ -91,8 +91,8 @@ absl::Status UnpackSnapshot(S& src, const UnpackOptions& options,
   int64_t i = 0;
   absl::Status s = internal::WalkRecords(
       src, std::span<const ByteRange>(&all, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.field != 2 || r.wire_type != wire::kLen) {
+      [&](wire::Field& r) -> absl::Status {
+        if (r.number != 2 || r.wire_type != wire::kLen) {
           return absl::OkStatus();
         }
         ByteRange lit{r.offset, r.length};

@@ -87,21 +87,21 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
 void VerifyClassic(MmapSource& src, VerifyReport* r) {
   const uint64_t size = *src.size();
   const Frame top{"HloSnapshot"};
-  std::vector<internal::WireRecord> args, results;
+  std::vector<wire::Field> args, results;
   std::string header;
   std::string_view all(src.cursor(), src.available());
   ByteRange whole{0, size};
   absl::Status s = internal::WalkRecords(
       src, std::span<const ByteRange>(&whole, 1), top,
-      [&](internal::WireRecord& w) -> absl::Status {
-        if (w.field == 2 || w.field == 3) {
+      [&](wire::Field& w) -> absl::Status {
+        if (w.number == 2 || w.number == 3) {
           if (w.wire_type != wire::kLen) {
             return FrameError(absl::StatusCode::kInvalidArgument, top,
                               w.tag_offset, "a length-delimited LiteralProto",
-                              absl::StrCat("field ", w.field, " wire type ",
-                                           w.wire_type));
+                              absl::StrCat("field ", w.number, " wire type ",
+                                           static_cast<uint32_t>(w.wire_type)));
           }
-          (w.field == 2 ? args : results).push_back(w);
+          (w.number == 2 ? args : results).push_back(w);
         } else {
           uint64_t end = w.offset + w.length;  // value or payload bytes
           header.append(all.substr(w.tag_offset, end - w.tag_offset));
@@ -115,7 +115,7 @@ void VerifyClassic(MmapSource& src, VerifyReport* r) {
   if (absl::Status h = CheckSnapshotBytes(header, 0); !h.ok()) {
     r->problems.push_back(ProblemFromStatus(h));
   }
-  for (const internal::WireRecord& a : args) {
+  for (const wire::Field& a : args) {
     ByteRange body{a.offset, a.length};
     absl::Status l = CheckLiteral(src, std::span<const ByteRange>(&body, 1),
                                   Frame{"input", static_cast<int64_t>(
