@@ -12,6 +12,7 @@
 
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/io/limited_source.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/xla/array_buffer.h"
 #include "decomposed/xla/literal_decoder.h"
@@ -161,6 +162,30 @@ TEST(ArrayBuffer, PermutedVarintsGoThroughThePhysicalStore) {
   Result r = Decode(body, a);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_THAT(a.Values<int32_t>(), ElementsAre(1, 2, 3, 4));
+}
+
+TEST(ArrayBuffer, FromABoundedView) {
+  // The body between other bytes, handed to the decoder as a LimitedSource:
+  // it reads exactly the body and reports offsets of the whole stream.
+  const std::string stream = "head" + kS32Body + "tail";
+  MemorySource src(stream);
+  ASSERT_TRUE(src.Skip(4));
+  LimitedSource<MemorySource> body(src, 4 + kS32Body.size());
+  ArrayBuffer a;
+  absl::Status s = DecodeLiteral(body, body.remaining(),
+                                 Frame{"input", 0, "body"}, a);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(a.Values<int32_t>(), ElementsAre(-1, 300, 0));
+
+  // Cut one byte short: the last varint runs past the view.
+  MemorySource src2(stream);
+  ASSERT_TRUE(src2.Skip(4));
+  LimitedSource<MemorySource> cut(src2, 4 + kS32Body.size() - 1);
+  ArrayBuffer b;
+  s = DecodeLiteral(cut, cut.remaining(), Frame{"input", 0, "body"}, b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("input 0 body"));
+  EXPECT_THAT(s.message(), HasSubstr("(at byte 16)"));  // the s32s tag
 }
 
 TEST(ArrayBuffer, CallerMemory) {

@@ -3,7 +3,9 @@
 // the body is decoded once as one range and once as two ranges whose
 // concatenation is the body (protobuf's merge of repeated occurrences);
 // both must agree byte for byte. A success must be a well-formed .npy whose
-// size is its header plus element_count x element bytes.
+// size is its header plus element_count x element bytes, and the in-memory
+// ArrayBuffer sink (taking column-major as the .npy sink does) must hold
+// exactly its payload, in the order its header says.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy.h"
+#include "decomposed/xla/array_buffer.h"
 #include "fuzz_util.h"
 
 using namespace decomposed;
@@ -61,5 +64,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(plan.payload_bytes ==
              plan.element_count * plan.type->element_bytes);
   FUZZ_CHECK(plan.payload_bytes <= body.size() * 8);
+
+  MemorySource src(body);
+  ArrayBuffer array;
+  array.accept_column_major(true);
+  LiteralDecodeOptions o;
+  o.buffer_bytes = buffer;
+  o.max_in_memory_transpose = 1 << 20;
+  absl::Status s3 = DecodeLiteral(src, std::span<const ByteRange>(whole),
+                                  Frame{"value_input", 0, "body"}, array, o);
+  FUZZ_CHECK(s3.ok());
+  FUZZ_CHECK(array.complete());
+  FUZZ_CHECK(array.bytes() == std::string_view(one).substr(h->header_bytes));
+  FUZZ_CHECK((array.order() == ElementOrder::kColumnMajor) ==
+             h->fortran_order);
+  FUZZ_CHECK(array.dims() == h->shape);
   return 0;
 }

@@ -41,7 +41,6 @@
 #include "absl/status/statusor.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/status.h"
-#include "decomposed/wire/wire.h"
 #include "decomposed/xla/literal_encoder.h"
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
@@ -161,30 +160,8 @@ class SerializedBodyImpl final : public LiteralBody {
         return s;
       }
     }
-    // The shape bytes (merged occurrences are rare; keep them all).
-    shape_.clear();
-    MemorySource again(view_, base_);
-    while (again.available() > 0) {
-      const char* p = again.cursor();
-      uint64_t tag, len = 0;
-      if (wire::ReadVarint(&p, again.limit(), &tag) != wire::VarintResult::kOk)
-        break;
-      const char* value = p;
-      uint32_t wt = tag & 7;
-      if (wt == wire::kLen) {
-        if (wire::ReadVarint(&p, again.limit(), &len) !=
-            wire::VarintResult::kOk)
-          break;
-        value = p;
-        p += len;
-      } else if (!SkipField(&p, again.limit(), wt)) {
-        break;
-      }
-      if ((tag >> 3) == 1 && wt == wire::kLen) {
-        shape_.append(value, static_cast<size_t>(len));
-      }
-      again.Advance(static_cast<size_t>(p - again.cursor()));
-    }
+    // The shape bytes (the plan concatenates merged occurrences).
+    shape_ = std::move(scan->shape_bytes);
     prepared_ = true;
     return view_.size();
   }

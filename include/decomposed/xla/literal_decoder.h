@@ -76,7 +76,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/status.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/format.h"
 #include "decomposed/xla/array_sink.h"
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/payload_copy.h"
@@ -138,8 +138,8 @@ absl::Status EmitData(S& src, std::span<const ByteRange> ranges,
   } else {
     *path = LiteralPath::kGeneral;
     absl::Status s = WalkRecords(
-        src, ranges, frame, [&](WireRecord& r) -> absl::Status {
-          if (r.field != field || !AcceptsWireType(enc, r.wire_type)) {
+        src, ranges, frame, [&](wire::Field& r) -> absl::Status {
+          if (r.number != field || !AcceptsWireType(enc, r.wire_type)) {
             return absl::OkStatus();
           }
           if (r.wire_type == wire::kLen) {

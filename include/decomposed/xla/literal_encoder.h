@@ -78,7 +78,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/limits.h"
 #include "decomposed/status.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/writer.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
 #include "decomposed/xla/varint_encode.h"
@@ -145,22 +145,22 @@ inline absl::StatusOr<uint64_t> ValidateArraySpec(const ArraySpec& spec,
 inline std::string EncodeArrayShape(const ArraySpec& spec,
                                     const ShapeEncodeOptions& options = {}) {
   std::string s;
-  internal::PutTag(&s, 2, wire::kVarint);
-  internal::PutVarint(&s, static_cast<uint64_t>(spec.type));
+  wire::AppendVarintField(&s, 2, static_cast<uint64_t>(spec.type));
+  std::string packed;
   if (!spec.dims.empty()) {
-    internal::PutLen(&s, 3, internal::PackedVarints(spec.dims));
+    wire::AppendPackedVarints(&packed, spec.dims);
+    wire::AppendLenField(&s, 3, packed);
   }
   std::string layout;
   if (!spec.dims.empty()) {
-    internal::PutLen(&layout, 1, internal::PackedVarints(spec.Layout()));
+    packed.clear();
+    wire::AppendPackedVarints(&packed, spec.Layout());
+    wire::AppendLenField(&layout, 1, packed);
   }
-  if (options.tail_padding_alignment) {
-    internal::PutTag(&layout, 16, wire::kVarint);
-    internal::PutVarint(&layout, 1);
-  }
-  internal::PutLen(&s, 5, layout);
+  if (options.tail_padding_alignment) wire::AppendVarintField(&layout, 16, 1);
+  wire::AppendLenField(&s, 5, layout);
   if (!spec.dims.empty()) {
-    internal::PutLen(&s, 6, std::string(spec.dims.size(), '\0'));
+    wire::AppendLenField(&s, 6, std::string(spec.dims.size(), '\0'));
   }
   return s;
 }
@@ -248,11 +248,9 @@ class LiteralEncoder {
     } else {
       e.payload_ = e.data_bytes_in_;
     }
-    e.body_size_ = 1 + wire::VarintSize(e.shape_.size()) + e.shape_.size();
+    e.body_size_ = wire::LenFieldSize(1, e.shape_.size());
     if (e.count_ > 0) {
-      e.body_size_ += wire::VarintSize(wire::MakeTag(info.proto_field,
-                                                     wire::kLen)) +
-                      wire::VarintSize(e.payload_) + e.payload_;
+      e.body_size_ += wire::LenFieldSize(info.proto_field, e.payload_);
     }
     return e;
   }
@@ -269,10 +267,9 @@ class LiteralEncoder {
   // non-empty array, the data field's tag and length.
   std::string Head() const {
     std::string head;
-    internal::PutLen(&head, 1, shape_);
+    wire::AppendLenField(&head, 1, shape_);
     if (count_ > 0) {
-      internal::PutTag(&head, Info(spec_.type).proto_field, wire::kLen);
-      internal::PutVarint(&head, payload_);
+      wire::AppendLenHeader(&head, Info(spec_.type).proto_field, payload_);
     }
     return head;
   }

@@ -60,7 +60,8 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/limits.h"
 #include "decomposed/status.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/format.h"
+#include "decomposed/wire/reader.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
 
@@ -95,6 +96,8 @@ struct LiteralPlan {
   bool has_shape = false;
   uint64_t shape_offset = 0;  // stream offset of the first shape payload
   Shape shape;
+  // The `shape` payloads, concatenated (at most limits::kMaxShapeBytes).
+  std::string shape_bytes;
   // `tuple_literals` occurrences, in order (each is one tuple element).
   std::vector<ByteRange> tuple_literals;
   // Indexed by LiteralProto field number (2..36 are data fields).
@@ -149,52 +152,13 @@ inline bool AcceptsWireType(DataEncoding e, uint32_t wt) {
   }
 }
 
-// One field record, as the walker hands it to its callback. For LEN records
-// the source is at the payload; for the others `value` holds the value.
-struct WireRecord {
-  uint32_t field = 0;
-  uint32_t wire_type = 0;
-  uint64_t tag_offset = 0;
-  uint64_t offset = 0;  // payload / value offset
-  uint64_t length = 0;  // payload bytes (LEN), value bytes otherwise
-  uint64_t value = 0;   // varint / fixed value
-};
-
-template <ByteSource S>
-absl::Status Ended(const S& src, const Frame& frame, uint64_t offset,
-                   std::string_view what) {
-  if (!src.status().ok()) return Prefix(src.status(), frame.str());
-  return FrameError(absl::StatusCode::kOutOfRange, frame, offset, what,
-                    "the end of the data");
-}
-
-// Reads a varint that starts in the source window, pulling as needed.
-template <ByteSource S>
-bool PullVarint(S& src, uint64_t end, uint64_t* v) {
-  uint64_t left = end - src.position();
-  size_t want = static_cast<size_t>(
-      std::min<uint64_t>(left, wire::kMaxVarintBytes));
-  if (want == 0) return false;
-  src.Pull(want);
-  size_t have = std::min(want, src.available());
-  const char* p = src.cursor();
-  if (wire::ReadVarint(&p, src.cursor() + have, v) != wire::VarintResult::kOk) {
-    return false;
-  }
-  src.Advance(static_cast<size_t>(p - src.cursor()));
-  return true;
-}
-
 // Moves `src` to `pos`: forward by skipping (any source), back by seeking
 // (RewindableSource only).
 template <ByteSource S>
 absl::Status MoveTo(S& src, uint64_t pos, const Frame& frame) {
   if (src.position() == pos) return absl::OkStatus();
   if (src.position() < pos) {
-    const uint64_t from = src.position();
-    if (src.Skip(pos - from)) return absl::OkStatus();
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
-    return TruncatedError(frame, from, pos - from, src.position() - from);
+    return SkipBytes(src, pos - src.position(), frame);
   }
   if constexpr (RewindableSource<S>) {
     if (src.Seek(pos)) return absl::OkStatus();
@@ -205,92 +169,26 @@ absl::Status MoveTo(S& src, uint64_t pos, const Frame& frame) {
                     "a source that cannot go back");
 }
 
-// Calls fn(WireRecord&) for every record of every range, in order. After fn
-// returns, the walker moves to the end of the record wherever fn left the
-// source (inside the record). A source that is not rewindable must sit at
-// the start of the first range, and the ranges must ascend.
+// Calls fn(wire::Field&) -> absl::Status for every field of every range,
+// in order, read by one wire::FieldReader per range (protobuf's rules; a
+// literal body's length-delimited fields may exceed 2 GiB, so the reader
+// takes large sizes). For a length-delimited field the source is at the
+// payload; fn may read it (within field.end()) or not. A source that is not
+// rewindable must sit at the start of the first range, and the ranges must
+// ascend. `message` names the message in errors.
 template <ByteSource S, class Fn>
 absl::Status WalkRecords(S& src, std::span<const ByteRange> ranges,
-                         const Frame& frame, Fn&& fn) {
+                         const Frame& frame, Fn&& fn,
+                         std::string_view message = "LiteralProto") {
   for (const ByteRange& range : ranges) {
     if (absl::Status s = MoveTo(src, range.offset, frame); !s.ok()) return s;
-    if (absl::Status s = CheckHeld(src, range.length, frame); !s.ok()) {
-      return s;
+    wire::FieldReader<S> reader(src, range.offset + range.length, frame,
+                                message, {.large_len_fields = true});
+    wire::Field f;
+    while (reader.Next(f)) {
+      if (absl::Status s = fn(f); !s.ok()) return s;
     }
-    const uint64_t end = range.offset + range.length;
-    while (src.position() < end) {
-      WireRecord r;
-      r.tag_offset = src.position();
-      uint64_t tag;
-      if (!PullVarint(src, end, &tag)) {
-        if (!src.status().ok()) return Prefix(src.status(), frame.str());
-        return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                          r.tag_offset, "a LiteralProto field tag",
-                          "a malformed or truncated varint");
-      }
-      if (uint64_t n = src.position() - r.tag_offset;
-          !wire::IsValidTag(tag, n)) {
-        return BadTagError(frame, r.tag_offset, "a LiteralProto", tag, n);
-      }
-      r.field = static_cast<uint32_t>(tag >> 3);
-      r.wire_type = static_cast<uint32_t>(tag & 7);
-      r.offset = src.position();
-      switch (r.wire_type) {
-        case wire::kVarint:
-          if (!PullVarint(src, end, &r.value)) {
-            if (!src.status().ok()) return Prefix(src.status(), frame.str());
-            return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                              r.offset, "a varint value",
-                              "a malformed or truncated varint");
-          }
-          r.length = src.position() - r.offset;
-          break;
-        case wire::kFixed32:
-        case wire::kFixed64: {
-          r.length = r.wire_type == wire::kFixed32 ? 4 : 8;
-          if (end - r.offset < r.length) {
-            return TruncatedError(frame, r.offset, r.length, end - r.offset);
-          }
-          char buf[8] = {};
-          if (!src.Read(buf, r.length)) {
-            return Ended(src, frame, r.offset, "a fixed-width value");
-          }
-          r.value = r.length == 4 ? wire::LoadLE32(buf) : wire::LoadLE64(buf);
-          break;
-        }
-        case wire::kLen: {
-          uint64_t len;
-          if (!PullVarint(src, end, &len)) {
-            if (!src.status().ok()) return Prefix(src.status(), frame.str());
-            return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                              r.offset, "a field length varint",
-                              "a malformed or truncated varint");
-          }
-          r.offset = src.position();
-          r.length = len;
-          if (len > end - r.offset) {
-            return FrameError(
-                absl::StatusCode::kInvalidArgument, frame, r.tag_offset,
-                absl::StrCat("field ", r.field, " length within the ",
-                             end - r.offset, " bytes left"),
-                absl::StrCat(len, " bytes"));
-          }
-          break;
-        }
-        default:
-          return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                            r.tag_offset, "a field of wire type 0, 1, 2 or 5",
-                            absl::StrCat("field ", r.field, " wire type ",
-                                         r.wire_type));
-      }
-      if (absl::Status s = fn(r); !s.ok()) return s;
-      if (r.wire_type == wire::kLen) {
-        if (absl::Status s = MoveTo(src, r.offset + r.length, frame);
-            !s.ok()) {
-          return s;
-        }
-      }
-    }
+    if (!reader.ok()) return reader.status();
   }
   return absl::OkStatus();
 }
@@ -301,12 +199,12 @@ absl::StatusOr<LiteralPlan> PlanRanges(S& src,
                                        const Frame& frame,
                                        const LiteralPlanOptions& options) {
   LiteralPlan plan;
-  std::string shape_bytes;
+  std::string& shape_bytes = plan.shape_bytes;
   std::vector<ShapePart> shape_parts;
   absl::Status st = WalkRecords(
-      src, ranges, frame, [&](WireRecord& r) -> absl::Status {
+      src, ranges, frame, [&](wire::Field& r) -> absl::Status {
         ++plan.records;
-        if (r.field == 1 && r.wire_type == wire::kLen) {
+        if (r.number == 1 && r.wire_type == wire::kLen) {
           if (shape_bytes.size() + r.length > limits::kMaxShapeBytes) {
             return FrameError(
                 absl::StatusCode::kResourceExhausted, frame, r.offset,
@@ -325,14 +223,14 @@ absl::StatusOr<LiteralPlan> PlanRanges(S& src,
           shape_parts.push_back({part.size(), r.offset});
           return absl::OkStatus();
         }
-        if (r.field == 1 && options.shape_must_be_message) {
+        if (r.number == 1 && options.shape_must_be_message) {
           return FrameError(absl::StatusCode::kInvalidArgument, frame,
                             r.tag_offset,
                             "shape (field 1) as a length-delimited message",
-                            absl::StrCat("wire type ", r.wire_type));
+                            absl::StrCat("wire type ", static_cast<uint32_t>(r.wire_type)));
         }
         plan.data_bytes += r.length;
-        if (r.field == 10 && r.wire_type == wire::kLen) {
+        if (r.number == 10 && r.wire_type == wire::kLen) {
           if (plan.tuple_literals.size() >= limits::kMaxTupleLiterals) {
             return FrameError(absl::StatusCode::kResourceExhausted, frame,
                               r.tag_offset,
@@ -343,14 +241,14 @@ absl::StatusOr<LiteralPlan> PlanRanges(S& src,
           plan.tuple_literals.push_back({r.offset, r.length});
           return absl::OkStatus();
         }
-        if (r.field >= kNumPrimitiveTypes) return absl::OkStatus();
-        DataEncoding e = FieldEncoding(r.field);
+        if (r.number >= kNumPrimitiveTypes) return absl::OkStatus();
+        DataEncoding e = FieldEncoding(r.number);
         if (!AcceptsWireType(e, r.wire_type)) {
           // Protobuf keeps a known field with a foreign wire type as an
           // unknown field; XLA never looks at it.
           return absl::OkStatus();
         }
-        LiteralFieldStats& f = plan.fields[r.field];
+        LiteralFieldStats& f = plan.fields[r.number];
         if (f.records == 0) {
           f.first = {r.offset, r.length};
           f.first_wire_type = r.wire_type;

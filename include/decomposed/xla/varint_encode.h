@@ -1,5 +1,4 @@
-// The encoder's side of the wire: writing tags, varints and length-prefixed
-// fields into a string, and VarintConverter, which turns fixed-width
+// VarintConverter: the encoder's element conversion. It turns fixed-width
 // little-endian elements of a varint type (PRED, S32, S64, U32, U64) into
 // packed varints in chunks, counting (sizing pass) or emitting them, as
 // XLA's LiteralBase::ToProto does (docs/format.md, "Literal encodings"):
@@ -28,29 +27,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/writer.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed::internal {
-
-
-inline void PutVarint(std::string* out, uint64_t v) {
-  char buf[wire::kMaxVarintBytes];
-  out->append(buf, static_cast<size_t>(wire::WriteVarint(v, buf) - buf));
-}
-inline void PutTag(std::string* out, uint32_t field, wire::WireType t) {
-  PutVarint(out, wire::MakeTag(field, t));
-}
-inline void PutLen(std::string* out, uint32_t field, std::string_view data) {
-  PutTag(out, field, wire::kLen);
-  PutVarint(out, data.size());
-  out->append(data);
-}
-inline std::string PackedVarints(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) PutVarint(&s, static_cast<uint64_t>(x));
-  return s;
-}
 
 
 // Converts little-endian elements of a varint type into varints, counting
