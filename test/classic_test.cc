@@ -19,6 +19,7 @@
 #include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -286,6 +287,251 @@ TEST(ClassicMapping, AcceptsEveryPrefixProtobufAccepts) {
       IndexClassicSnapshot(src, {0, bad.size()}, Frame{"snapshot"}).ok());
   xla::HloSnapshot p;
   EXPECT_FALSE(p.ParseFromString(bad));
+}
+
+// --- the walks on the wire reader agree with protobuf ------------------------
+//
+// Table-driven: each row varies the bytes the walks read (HloSnapshot's and
+// HloProto's records, the module's top level) around valid nested content,
+// so protobuf's verdict rests on those bytes alone. Protobuf is asked; the
+// walks must accept exactly when it accepts, except where a stricter rule
+// of the wire layer (wire/format.h) refuses: group wire types, a 10th
+// varint byte above 1, a tag over 32 bits. When both accept, the values
+// must be protobuf's. ClassicHeader (and LiteralEmptySnapshot) walk the top
+// level only and copy `hlo` as it is: what protobuf refuses inside `hlo`
+// they pass on, and the header then fails protobuf's parse, which every
+// consumer of a header runs.
+
+std::string Raw(std::initializer_list<int> b) {
+  std::string s;
+  for (int x : b) s.push_back(static_cast<char>(x));
+  return s;
+}
+
+struct WireRow {
+  std::string name;
+  std::string bytes;
+  bool stricter = false;  // protobuf accepts, the wire layer refuses
+};
+
+std::vector<WireRow> WireRows() {
+  const std::string m1 = Module(std::nullopt).SerializeAsString();
+  xla::HloModuleProto other = Module({{kB}});
+  other.set_name("other");
+  const std::string m2 = other.SerializeAsString();
+  const std::string a = kA.SerializeAsString();
+  const std::string c = kC.SerializeAsString();
+  const std::string hlo = Len(1, Len(1, m1));
+  std::vector<WireRow> r;
+  r.push_back({"empty", ""});
+  r.push_back({"plain", hlo + Len(2, a) + Len(2, c) + Len(3, c)});
+  r.push_back({"fields out of order", Len(3, c) + Len(2, a) + hlo +
+                                          Len(4, "cpu") + Len(2, c)});
+  r.push_back({"unknown fields of every wire type",
+               hlo + Raw({0x48, 0x07}) +                       // 9: varint
+                   Raw({0x51, 1, 2, 3, 4, 5, 6, 7, 8}) +       // 10: fixed64
+                   Len(11, "xyz") + Raw({0x65, 1, 2, 3, 4}) +  // 12: fixed32
+                   Len(2, a)});
+  r.push_back({"literal fields with other wire types",
+               hlo + Raw({0x10, 0x05}) + Raw({0x1d, 0, 0, 0, 0}) +
+                   Raw({0x11, 0, 0, 0, 0, 0, 0, 0, 0}) + Len(2, a)});
+  r.push_back({"hlo as a varint", Raw({0x08, 0x01}) + Len(2, a)});
+  r.push_back({"hlo twice, modules merge", hlo + Len(1, Len(1, m2))});
+  r.push_back({"hlo_module twice in one HloProto",
+               Len(1, Len(1, m1) + Raw({0x18, 0x01}) + Len(1, m2))});
+  r.push_back({"HloProto with unknown fields",
+               Len(1, Len(3, "ba") + Len(1, m1) + Raw({0x28, 0x02}))});
+  r.push_back({"result twice, merged", hlo + Len(3, a) + Len(3, c)});
+  // Tags: protobuf allows a tag of up to 5 bytes, even zero-padded.
+  r.push_back({"arguments tag padded to 5 bytes",
+               hlo + Raw({0x92, 0x80, 0x80, 0x80, 0x00}) +
+                   Raw({static_cast<int>(a.size())}) + a});
+  r.push_back({"arguments tag padded to 6 bytes",
+               hlo + Raw({0x92, 0x80, 0x80, 0x80, 0x80, 0x00}) +
+                   Raw({static_cast<int>(a.size())}) + a});
+  // A 5-byte tag with bits past 32: protobuf 3.21 (ReadTagFallback) keeps
+  // its low 32 bits (here field 2, an empty argument); the wire layer
+  // refuses it (wire/format.h, IsValidTag).
+  r.push_back({"tag over 32 bits",
+               hlo + Raw({0x92, 0x80, 0x80, 0x80, 0x10, 0x00}), true});
+  r.push_back({"field number 0", hlo + Raw({0x02, 0x00})});
+  r.push_back({"field number 0 inside HloProto", Len(1, Raw({0x00, 0x00}))});
+  r.push_back({"truncated tag", hlo + Raw({0x92})});
+  r.push_back({"wire type 6", hlo + Raw({0x0e})});
+  r.push_back({"wire type 7 inside HloProto", Len(1, Raw({0x0f, 0x00}))});
+  r.push_back({"a group (wire types 3 and 4)", hlo + Raw({0x7b, 0x7c}), true});
+  r.push_back({"an unmatched end group", hlo + Raw({0x7c})});
+  // Sizes: at most 5 bytes (protobuf reads a 32-bit varint).
+  r.push_back({"arguments size padded to 5 bytes",
+               hlo + Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
+                          0x80, 0x00}) + a});
+  r.push_back({"arguments size padded to 6 bytes",
+               hlo + Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
+                          0x80, 0x80, 0x00}) + a});
+  r.push_back({"arguments size past the end", hlo + Raw({0x12, 0x7f}) + a});
+  r.push_back({"arguments size of 2^31", hlo + Raw({0x12, 0x80, 0x80, 0x80, 0x80, 0x08})});
+  r.push_back({"hlo_module size past the HloProto",
+               Len(1, Raw({0x0a, 0x05, 0x0a}))});
+  // Varints: 10 bytes at most; a 10th byte above 1 is refused by us only.
+  r.push_back({"unknown varint of 10 bytes",
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0xff, 0x01})});
+  r.push_back({"unknown varint with bits past 64",
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0xff, 0x7f}),
+               true});
+  r.push_back({"unknown varint of 11 bytes",
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0xff, 0x80, 0x00})});
+  r.push_back({"truncated fixed64", hlo + Raw({0x51, 1, 2, 3})});
+  return r;
+}
+
+// Unknown fields of `m` other than numbers 2 and 3 (which the header drops).
+int KeptUnknownFields(const xla::HloSnapshot& m) {
+  const google::protobuf::UnknownFieldSet& u =
+      m.GetReflection()->GetUnknownFields(m);
+  int n = 0;
+  for (int i = 0; i < u.field_count(); ++i) {
+    if (u.field(i).number() != 2 && u.field(i).number() != 3) ++n;
+  }
+  return n;
+}
+
+TEST(ClassicWireAgreement, SnapshotWalksAcceptExactlyWhatProtobufAccepts) {
+  for (const WireRow& row : WireRows()) {
+    SCOPED_TRACE(row.name);
+    xla::HloSnapshot pb;
+    const bool pb_ok = pb.ParseFromString(row.bytes);
+    MemorySource src(row.bytes);
+    const ByteRange all{0, row.bytes.size()};
+    absl::StatusOr<ClassicSnapshot> snap =
+        IndexClassicSnapshot(src, all, Frame{"snapshot"});
+    std::string header;
+    absl::Status h = ClassicHeader(src, all, Frame{"snapshot"}, &header);
+    absl::StatusOr<std::string> empty = LiteralEmptySnapshot(row.bytes);
+    if (row.stricter) {
+      ASSERT_TRUE(pb_ok) << "protobuf must accept a stricter row";
+      EXPECT_FALSE(snap.ok());
+      EXPECT_FALSE(h.ok());
+      EXPECT_FALSE(empty.ok());
+      continue;
+    }
+    EXPECT_EQ(snap.ok(), pb_ok) << snap.status();
+    EXPECT_EQ(h.ok(), empty.ok());
+    if (pb_ok) {
+      EXPECT_TRUE(h.ok()) << h;
+    } else if (h.ok()) {
+      xla::HloSnapshot refused;
+      EXPECT_FALSE(refused.ParseFromString(header));
+    }
+    if (!pb_ok || !snap.ok()) {
+      if (!snap.ok()) {
+        EXPECT_THAT(std::string(snap.status().message()),
+                    ::testing::HasSubstr("(at byte "));
+      }
+      continue;
+    }
+    // Same values: the module, every argument, the merged result.
+    EXPECT_EQ(Reserialized<xla::HloModuleProto>(row.bytes, snap->module),
+              pb.hlo().hlo_module().SerializeAsString());
+    EXPECT_EQ(snap->arguments, static_cast<uint64_t>(pb.arguments_size()));
+    std::vector<std::string> args;
+    ASSERT_TRUE(ForEachClassicInput(
+                    src, *snap, Frame{"snapshot"},
+                    [](int64_t i) { return Frame{"input", i, "body"}; },
+                    [&](std::span<const ByteRange> lit, int64_t) {
+                      args.push_back(
+                          Reserialized<xla::LiteralProto>(row.bytes, lit));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    ASSERT_EQ(args.size(), static_cast<size_t>(pb.arguments_size()));
+    for (int i = 0; i < pb.arguments_size(); ++i) {
+      EXPECT_EQ(args[i], pb.arguments(i).SerializeAsString());
+    }
+    EXPECT_EQ(!snap->result.empty(), pb.has_result());
+    if (pb.has_result()) {
+      EXPECT_EQ(Reserialized<xla::LiteralProto>(row.bytes, snap->result),
+                pb.result().SerializeAsString());
+    }
+    // The header: protobuf's message without its literals, unknown fields
+    // other than 2 and 3 kept.
+    EXPECT_EQ(header, *empty);
+    xla::HloSnapshot got;
+    ASSERT_TRUE(got.ParseFromString(header));
+    EXPECT_EQ(got.arguments_size(), 0);
+    EXPECT_FALSE(got.has_result());
+    EXPECT_EQ(KeptUnknownFields(got), KeptUnknownFields(pb));
+    xla::HloSnapshot want = pb;
+    want.clear_arguments();
+    want.clear_result();
+    want.DiscardUnknownFields();
+    got.DiscardUnknownFields();
+    EXPECT_EQ(got.SerializeAsString(), want.SerializeAsString());
+  }
+}
+
+TEST(ClassicWireAgreement, ProgramShapeWalkAcceptsExactlyWhatProtobufAccepts) {
+  // The module's top level varies around a valid program shape; the walk
+  // reads it only for a single argument (the single-tuple-parameter rule).
+  const std::string ps =
+      Module({{Tuple({kA, kB})}}).host_program_shape().SerializeAsString();
+  xla::ProgramShapeProto more;
+  *more.add_parameter_names() = "p";
+  struct Row {
+    std::string name;
+    std::string module;
+    bool stricter = false;
+  };
+  std::vector<Row> rows = {
+      {"no program shape", Len(1, "m")},
+      {"program shape", Len(1, "m") + Len(4, ps)},
+      {"program shape twice, merged", Len(4, ps) + Len(1, "m") +
+                                          Len(4, more.SerializeAsString())},
+      {"program shape as a varint (unknown)", Raw({0x20, 0x01})},
+      {"unknown fields", Len(4, ps) + Raw({0x98, 0x01, 0x01}) + Len(30, "z")},
+      {"program shape size past the end", Raw({0x22, 0x7f}) + ps},
+      {"tag padded to 6 bytes",
+       Raw({0xa2, 0x80, 0x80, 0x80, 0x80, 0x00,
+            static_cast<int>(ps.size())}) + ps},
+      {"a group", Len(4, ps) + Raw({0x7b, 0x7c}), true},
+      {"malformed program shape", Len(4, Raw({0x0a, 0x09, 0x10}))},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    xla::HloModuleProto pb;
+    const bool pb_ok = pb.ParseFromString(row.module);
+    std::string bytes = Len(1, Len(1, row.module));
+    MemorySource src(bytes);
+    absl::StatusOr<ClassicSnapshot> snap =
+        IndexClassicSnapshot(src, {0, bytes.size()}, Frame{"snapshot"});
+    ASSERT_TRUE(snap.ok()) << snap.status();  // the module is not walked
+    absl::StatusOr<std::optional<xla::ProgramShapeProto>> got =
+        ClassicProgramShape(src, *snap, Frame{"snapshot"});
+    if (row.stricter) {
+      ASSERT_TRUE(pb_ok);
+      EXPECT_FALSE(got.ok());
+      continue;
+    }
+    EXPECT_EQ(got.ok(), pb_ok) << got.status();
+    if (!got.ok() || !pb_ok) continue;
+    EXPECT_EQ(got->has_value(), pb.has_host_program_shape());
+    if (*got) {
+      EXPECT_EQ((*got)->SerializeAsString(),
+                pb.host_program_shape().SerializeAsString());
+    }
+  }
+}
+
+TEST(ClassicWireAgreement, ASnapshotOf2GiBOrMoreIsRefusedAsProtobufRefusesIt) {
+  // Only the declared range matters: the walk refuses before reading.
+  std::string bytes = Len(1, "");
+  MemorySource src(bytes);
+  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(
+      src, {0, limits::kMaxSnapshotBytes + 1}, Frame{"snapshot"});
+  ASSERT_FALSE(snap.ok());
+  EXPECT_EQ(snap.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 // --- the commands give the mapping's answer --------------------------------------

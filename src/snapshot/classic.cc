@@ -19,31 +19,31 @@ class Tuple final : public LiteralBody {
   absl::StatusOr<uint64_t> Prepare() override {
     if (prepared_) return size_;
     shape_.clear();
-    internal::PutTag(&shape_, 2, wire::kVarint);
-    internal::PutVarint(&shape_, static_cast<uint64_t>(PrimitiveType::kTuple));
+    wire::AppendVarintField(&shape_, 2,
+                            static_cast<uint64_t>(PrimitiveType::kTuple));
     sizes_.clear();
     for (LiteralBody* e : elements_) {
       absl::StatusOr<uint64_t> n = e->Prepare();
       if (!n.ok()) return n.status();
       absl::StatusOr<std::string> s = e->ShapeBytes();
       if (!s.ok()) return s.status();
-      internal::PutLen(&shape_, 4, *s);
+      wire::AppendLenField(&shape_, 4, *s);
       sizes_.push_back(*n);
     }
-    size_ = 1 + wire::VarintSize(shape_.size()) + shape_.size();
-    for (uint64_t n : sizes_) size_ += 1 + wire::VarintSize(n) + n;
+    size_ = wire::LenFieldSize(1, shape_.size());
+    for (uint64_t n : sizes_) size_ += wire::LenFieldSize(10, n);
     prepared_ = true;
     return size_;
   }
   absl::Status Write(const ChunkFn& fn) override {
     if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
     std::string head;
-    internal::PutLen(&head, 1, shape_);
+    wire::AppendLenField(&head, 1, shape_);
     if (absl::Status s = fn(head); !s.ok()) return s;
     for (size_t i = 0; i < elements_.size(); ++i) {
-      if (absl::Status s = fn(internal::LenPrefix(10, sizes_[i])); !s.ok()) {
-        return s;
-      }
+      head.clear();
+      wire::AppendLenHeader(&head, 10, sizes_[i]);
+      if (absl::Status s = fn(head); !s.ok()) return s;
       if (absl::Status s = elements_[i]->Write(fn); !s.ok()) return s;
     }
     return absl::OkStatus();
@@ -93,13 +93,6 @@ bool SingleTupleParameter(const xla::ProgramShapeProto& ps) {
          ps.parameters(0).element_type() == xla::TUPLE;
 }
 
-std::string LenPrefix(uint32_t field, uint64_t length) {
-  std::string s;
-  PutTag(&s, field, wire::kLen);
-  PutVarint(&s, length);
-  return s;
-}
-
 absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
     std::string_view bytes, const Frame& frame, uint64_t offset) {
   xla::ProgramShapeProto ps;
@@ -136,10 +129,10 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
         "snapshot-unpack writes model.hlo), found bytes that do not parse as "
         "one (at byte 0)");
   }
-  std::string hlo = internal::LenPrefix(1, module.size());
-  hlo.append(module);
-  std::string snap = internal::LenPrefix(1, hlo.size());
-  snap += hlo;
+  std::string hlo;
+  wire::AppendLenField(&hlo, 1, module);
+  std::string snap;
+  wire::AppendLenField(&snap, 1, hlo);
   if (snap.size() > limits::kMaxSnapshotBytes) {
     return absl::ResourceExhaustedError(
         "module: the wrapping HloSnapshot would pass protobuf's 2 GiB limit");

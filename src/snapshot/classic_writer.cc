@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/wire/wire.h"
-#include "decomposed/xla/literal_decoder.h"
+#include "decomposed/wire/reader.h"
+#include "decomposed/wire/writer.h"
 
 namespace decomposed {
 
@@ -16,24 +16,22 @@ absl::Status SplitHeader(std::string_view header, std::string* before,
   before->clear();
   after->clear();
   MemorySource src(header);
-  const Frame frame{"snapshot"};
-  ByteRange all{0, header.size()};
-  return WalkRecords(
-      src, std::span<const ByteRange>(&all, 1), frame,
-      [&](WireRecord& r) -> absl::Status {
-        if (r.field == 2 || r.field == 3) {
-          return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                            r.tag_offset, "a literal-empty HloSnapshot header",
-                            absl::StrCat("field ", r.field,
-                                         r.field == 2 ? " (arguments)"
+  absl::StatusOr<wire::FieldReader<MemorySource>> r = SnapshotReader(
+      src, ByteRange{0, header.size()}, Frame{"snapshot"});
+  if (!r.ok()) return r.status();
+  wire::Field f;
+  while (r->Next(f)) {
+    if (f.number == 2 || f.number == 3) {
+      return r->FieldError(f, "a literal-empty HloSnapshot header",
+                           absl::StrCat("field ", f.number,
+                                        f.number == 2 ? " (arguments)"
                                                       : " (result)"));
-        }
-        const uint64_t end = r.offset + r.length;
-        (r.field < 2 ? before : after)
-            ->append(header.substr(static_cast<size_t>(r.tag_offset),
-                                   static_cast<size_t>(end - r.tag_offset)));
-        return absl::OkStatus();
-      });
+    }
+    (f.number < 2 ? before : after)
+        ->append(header.substr(static_cast<size_t>(f.tag_offset),
+                               static_cast<size_t>(f.end() - f.tag_offset)));
+  }
+  return r->status();
 }
 
 }  // namespace internal
@@ -47,17 +45,17 @@ absl::StatusOr<uint64_t> ClassicSnapshotSize(
     return s;
   }
   uint64_t total = before.size() + after.size();
-  auto add = [&](LiteralBody* b) -> absl::Status {
+  auto add = [&](uint32_t field, LiteralBody* b) -> absl::Status {
     absl::StatusOr<uint64_t> n = b->Prepare();
     if (!n.ok()) return n.status();
-    total += 1 + wire::VarintSize(*n) + *n;
+    total += wire::LenFieldSize(field, *n);
     return absl::OkStatus();
   };
   for (LiteralBody* a : arguments) {
-    if (absl::Status s = add(a); !s.ok()) return s;
+    if (absl::Status s = add(2, a); !s.ok()) return s;
   }
   if (result) {
-    if (absl::Status s = add(result); !s.ok()) return s;
+    if (absl::Status s = add(3, result); !s.ok()) return s;
   }
   return total;
 }

@@ -46,9 +46,11 @@
 // unknown fields to protobuf, which keeps and ignores them: the mapping
 // ignores them too (they are neither literals nor part of the header).
 //
-// Nothing here reads literal data: the walks read tags and lengths and skip
-// payloads (seekable sources do not read them), so a classic file larger
-// than protobuf's 2 GiB limit maps in bounded memory.
+// Nothing here reads literal data: the walks (wire::FieldReader, with
+// protobuf's rules and limits) read tags and lengths and skip payloads
+// (seekable sources do not read them). A classic file is one protobuf
+// message, so it must be under protobuf's 2 GiB limit: the walks refuse a
+// larger one (kResourceExhausted), as protobuf does.
 //
 // Example (the outputs of a classic file):
 //   decomposed::MmapSource src(path);
@@ -76,7 +78,8 @@
 #include "decomposed/limits.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/status.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/reader.h"
+#include "decomposed/wire/writer.h"
 #include "decomposed/xla/literal_decoder.h"
 #include "decomposed/xla/literal_body.h"
 #include "decomposed/xla/literal_encoder.h"
@@ -106,108 +109,128 @@ inline absl::Status TooManyOccurrences(const Frame& frame, uint64_t offset) {
                     "more");
 }
 
-// Appends the payload range of a LEN record to a merged field's list.
-inline absl::Status AddOccurrence(const WireRecord& r, const Frame& frame,
+// Appends the payload of length-delimited `f` to a merged field's list.
+inline absl::Status AddOccurrence(const wire::Field& f, const Frame& frame,
                                   std::vector<ByteRange>* list) {
   if (list->size() >= limits::kMaxMergedOccurrences) {
-    return TooManyOccurrences(frame, r.tag_offset);
+    return TooManyOccurrences(frame, f.tag_offset);
   }
-  list->push_back({r.offset, r.length});
+  list->push_back({f.offset, f.length});
   return absl::OkStatus();
+}
+
+// Positions `src` at `offset` for a reader of the message there.
+template <RewindableSource S>
+absl::Status SeekTo(S& src, uint64_t offset, const Frame& frame) {
+  if (src.Seek(offset)) return absl::OkStatus();
+  if (!src.status().ok()) return Prefix(src.status(), frame.str());
+  return FrameError(absl::StatusCode::kOutOfRange, frame, offset,
+                    "a source holding the message", "one that ends first");
+}
+
+// A reader of the HloSnapshot in `message`, which must be under protobuf's
+// 2 GiB limit (protobuf parses no larger message).
+template <RewindableSource S>
+absl::StatusOr<wire::FieldReader<S>> SnapshotReader(S& src, ByteRange message,
+                                                    const Frame& frame) {
+  if (message.length > limits::kMaxSnapshotBytes) {
+    return FrameError(absl::StatusCode::kResourceExhausted, frame,
+                      message.offset,
+                      "an HloSnapshot under protobuf's 2 GiB message limit "
+                      "(a decomposed file streams larger literals)",
+                      absl::StrCat(message.length, " bytes"));
+  }
+  if (absl::Status s = SeekTo(src, message.offset, frame); !s.ok()) return s;
+  wire::FieldReader<S> r(src, message.offset + message.length, frame,
+                         "HloSnapshot");
+  if (!r.ok()) return r.status();
+  return r;
 }
 
 // True when `ps` has exactly one parameter and it is a TUPLE.
 bool SingleTupleParameter(const xla::ProgramShapeProto& ps);
 
-// A length-delimited field's tag and length: `<tag> <length varint>`.
-std::string LenPrefix(uint32_t field, uint64_t length);
-
-// Parses the concatenation of `bytes` as a ProgramShapeProto (kInvalidArgument
-// when protobuf rejects it).
+// Parses `bytes` (the merged occurrences) as a ProgramShapeProto
+// (kInvalidArgument when protobuf rejects it).
 absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
     std::string_view bytes, const Frame& frame, uint64_t offset);
 
 }  // namespace internal
 
-// Walks the HloSnapshot in `message` of `src`: notes where hlo.hlo_module
-// and `result` are (every occurrence), and counts `arguments`, without
-// reading literal data. `frame` names the message in errors ("snapshot").
-// Errors: malformed records (kInvalidArgument), a record running past the
-// message, a source shorter than the message (kOutOfRange), more than
+// Walks the HloSnapshot in `message` of `src` with the wire reader
+// (wire/reader.h): notes where hlo.hlo_module and `result` are (every
+// occurrence), and counts `arguments`, without reading literal data.
+// `frame` names the message in errors ("snapshot").
+// Errors: those of wire::FieldReader (malformed records, a record running
+// past the message, a source shorter than the message), a message of 2 GiB
+// or more (kResourceExhausted: protobuf parses no such message), more than
 // limits::kMaxMergedOccurrences occurrences of a merged field (kResourceExhausted).
 template <RewindableSource S>
 absl::StatusOr<ClassicSnapshot> IndexClassicSnapshot(S& src, ByteRange message,
                                                      const Frame& frame) {
+  absl::StatusOr<wire::FieldReader<S>> r =
+      internal::SnapshotReader(src, message, frame);
+  if (!r.ok()) return r.status();
   ClassicSnapshot snap;
   snap.message = message;
-  const Frame hlo_frame{frame.region, frame.index, "hlo"};
-  absl::Status s = internal::WalkRecords(
-      src, std::span<const ByteRange>(&message, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.wire_type != wire::kLen) return absl::OkStatus();
-        switch (r.field) {
-          case 1: {  // hlo: HloProto
-            ByteRange hlo{r.offset, r.length};
-            return internal::WalkRecords(
-                src, std::span<const ByteRange>(&hlo, 1), hlo_frame,
-                [&](internal::WireRecord& h) -> absl::Status {
-                  if (h.field != 1 || h.wire_type != wire::kLen) {
-                    return absl::OkStatus();
-                  }
-                  return internal::AddOccurrence(h, hlo_frame, &snap.module);
-                });
-          }
-          case 2:
-            if (snap.arguments++ == 0) snap.first_argument = {r.offset, r.length};
-            return absl::OkStatus();
-          case 3:
-            return internal::AddOccurrence(r, frame, &snap.result);
-          default:
-            return absl::OkStatus();
+  wire::Field f;
+  while (r->Next(f)) {
+    if (f.wire_type != wire::kLen) continue;  // unknown to protobuf
+    absl::Status s;
+    if (f.number == 1) {  // hlo: HloProto
+      wire::FieldReader<S> hlo = r->Submessage(f, "HloProto");
+      wire::Field h;
+      while (s.ok() && hlo.Next(h)) {
+        if (h.Is(1, wire::kLen)) {
+          s = internal::AddOccurrence(h, frame, &snap.module);
         }
-      });
-  if (!s.ok()) return s;
+      }
+      if (s.ok()) s = hlo.status();
+    } else if (f.number == 2) {
+      if (snap.arguments++ == 0) snap.first_argument = {f.offset, f.length};
+    } else if (f.number == 3) {
+      s = internal::AddOccurrence(f, frame, &snap.result);
+    }
+    if (!s.ok()) return s;
+  }
+  if (!r->ok()) return r->status();
   return snap;
 }
 
 // The program shape of the snapshot's module (host_program_shape, every
 // occurrence in every module occurrence, merged), or nullopt when the
 // module has none. Reads only the module's top-level tags and the program
-// shape. Errors: malformed records; a program shape protobuf rejects or of
-// limits::kMaxSnapshotBytes or more.
+// shape. Errors: malformed records; a program shape protobuf rejects.
 template <RewindableSource S>
 absl::StatusOr<std::optional<xla::ProgramShapeProto>> ClassicProgramShape(
     S& src, const ClassicSnapshot& snap, const Frame& frame) {
   const Frame module_frame{frame.region, frame.index, "hlo_module"};
-  std::vector<ByteRange> parts;
-  absl::Status s = internal::WalkRecords(
-      src, snap.module, module_frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.field != 4 || r.wire_type != wire::kLen) return absl::OkStatus();
-        return internal::AddOccurrence(r, module_frame, &parts);
-      });
-  if (!s.ok()) return s;
-  if (parts.empty()) return std::optional<xla::ProgramShapeProto>();
-  uint64_t total = 0;
-  for (const ByteRange& p : parts) total += p.length;
-  const Frame ps_frame{frame.region, frame.index, "host_program_shape"};
-  if (total > limits::kMaxSnapshotBytes) {
-    return FrameError(absl::StatusCode::kResourceExhausted, ps_frame,
-                      parts[0].offset,
-                      "a program shape under protobuf's 2 GiB limit",
-                      absl::StrCat(total, " bytes"));
-  }
   std::string bytes;
-  for (const ByteRange& p : parts) {
-    if (!src.Seek(p.offset)) return internal::Ended(src, ps_frame, p.offset, "the program shape");
-    std::string part;
-    if (absl::Status r = ReadToString(src, p.length, ps_frame, &part); !r.ok()) {
-      return r;
+  bool found = false;
+  uint64_t first = 0;
+  for (const ByteRange& m : snap.module) {
+    if (absl::Status s = internal::SeekTo(src, m.offset, module_frame);
+        !s.ok()) {
+      return s;
     }
-    bytes += part;
+    wire::FieldReader<S> r(src, m.offset + m.length, module_frame,
+                           "HloModuleProto");
+    wire::Field f;
+    while (r.Next(f)) {
+      if (!f.Is(4, wire::kLen)) continue;
+      if (!found) first = f.offset;
+      found = true;
+      std::string part;
+      // The module is under 2 GiB (the snapshot is), so is its program
+      // shape: ReadPayload grows `part` only as bytes arrive.
+      if (!r.ReadPayload(f, &part)) break;
+      bytes += part;
+    }
+    if (!r.ok()) return r.status();
   }
-  absl::StatusOr<xla::ProgramShapeProto> ps =
-      internal::ParseProgramShape(bytes, ps_frame, parts[0].offset);
+  if (!found) return std::optional<xla::ProgramShapeProto>();
+  absl::StatusOr<xla::ProgramShapeProto> ps = internal::ParseProgramShape(
+      bytes, Frame{frame.region, frame.index, "host_program_shape"}, first);
   if (!ps.ok()) return ps.status();
   return std::optional<xla::ProgramShapeProto>(*std::move(ps));
 }
@@ -215,8 +238,9 @@ absl::StatusOr<std::optional<xla::ProgramShapeProto>> ClassicProgramShape(
 // Calls fn(std::span<const ByteRange> literal, int64_t index) for each input
 // of the snapshot, in order (see the file comment: one per `arguments`
 // record, or the elements of a single tuple argument of a
-// single-tuple-parameter program). `frame(index)` names input `index` in
-// errors. Stops at the first non-OK status fn returns, and returns it.
+// single-tuple-parameter program). `fn` may read `src` within the literal's
+// ranges. `input_frame(index)` names input `index` in errors. Stops at the
+// first non-OK status fn returns, and returns it.
 template <RewindableSource S, class FrameFn, class Fn>
 absl::Status ForEachClassicInput(S& src, const ClassicSnapshot& snap,
                                  const Frame& frame, FrameFn&& input_frame,
@@ -243,14 +267,20 @@ absl::Status ForEachClassicInput(S& src, const ClassicSnapshot& snap,
       }
     }
   }
+  absl::StatusOr<wire::FieldReader<S>> r =
+      internal::SnapshotReader(src, snap.message, frame);
+  if (!r.ok()) return r.status();
+  wire::Field f;
   int64_t i = 0;
-  return internal::WalkRecords(
-      src, std::span<const ByteRange>(&snap.message, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.field != 2 || r.wire_type != wire::kLen) return absl::OkStatus();
-        ByteRange lit{r.offset, r.length};
-        return fn(std::span<const ByteRange>(&lit, 1), i++);
-      });
+  while (r->Next(f)) {
+    if (!f.Is(2, wire::kLen)) continue;
+    const ByteRange literal{f.offset, f.length};
+    if (absl::Status s = fn(std::span<const ByteRange>(&literal, 1), i++);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return r->status();
 }
 
 // The outputs of the snapshot (see the file comment): none without a
@@ -275,40 +305,33 @@ absl::StatusOr<std::vector<LiteralRanges>> ClassicOutputs(
 
 // Appends to `*out` every top-level record of the HloSnapshot in `message`
 // except those of fields 2 and 3: the literal-empty snapshot (region [0] of
-// a decomposed file). Errors: malformed records; kResourceExhausted when
-// the result would reach limits::kMaxSnapshotBytes.
+// a decomposed file). Errors: those of IndexClassicSnapshot's walk.
 template <RewindableSource S>
 absl::Status ClassicHeader(S& src, ByteRange message, const Frame& frame,
                            std::string* out) {
-  std::vector<ByteRange> keep;
-  uint64_t total = 0;
-  absl::Status s = internal::WalkRecords(
-      src, std::span<const ByteRange>(&message, 1), frame,
-      [&](internal::WireRecord& r) -> absl::Status {
-        if (r.field == 2 || r.field == 3) return absl::OkStatus();
-        const uint64_t end = r.offset + r.length;
-        total += end - r.tag_offset;
-        if (total > limits::kMaxSnapshotBytes) {
-          return FrameError(absl::StatusCode::kResourceExhausted, frame,
-                            r.tag_offset,
-                            "non-literal fields under protobuf's 2 GiB limit",
-                            absl::StrCat("more than ", limits::kMaxSnapshotBytes,
-                                         " bytes"));
-        }
-        if (!keep.empty() && keep.back().offset + keep.back().length ==
-                                 r.tag_offset) {
-          keep.back().length += end - r.tag_offset;  // adjacent: one range
-        } else {
-          keep.push_back({r.tag_offset, end - r.tag_offset});
-        }
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return s;
+  absl::StatusOr<wire::FieldReader<S>> r =
+      internal::SnapshotReader(src, message, frame);
+  if (!r.ok()) return r.status();
+  std::vector<ByteRange> keep;  // runs of adjacent kept records
+  wire::Field f;
+  while (r->Next(f)) {
+    if (f.number == 2 || f.number == 3) continue;
+    if (!keep.empty() &&
+        keep.back().offset + keep.back().length == f.tag_offset) {
+      keep.back().length += f.end() - f.tag_offset;
+    } else {
+      keep.push_back({f.tag_offset, f.end() - f.tag_offset});
+    }
+  }
+  if (!r->ok()) return r->status();
+  // The kept bytes are part of a message under 2 GiB.
   for (const ByteRange& k : keep) {
-    if (!src.Seek(k.offset)) return internal::Ended(src, frame, k.offset, "a record");
+    if (absl::Status s = internal::SeekTo(src, k.offset, frame); !s.ok()) {
+      return s;
+    }
     std::string part;
-    if (absl::Status r = ReadToString(src, k.length, frame, &part); !r.ok()) {
-      return r;
+    if (absl::Status s = ReadToString(src, k.length, frame, &part); !s.ok()) {
+      return s;
     }
     out->append(part);
   }

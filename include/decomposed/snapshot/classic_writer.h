@@ -28,6 +28,7 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/limits.h"
 #include "decomposed/snapshot/classic.h"
+#include "decomposed/wire/writer.h"
 #include "decomposed/xla/literal_encoder.h"
 
 namespace decomposed {
@@ -84,7 +85,9 @@ absl::Status WriteClassicSnapshot(K& sink, std::string_view header,
   auto write_record = [&](uint32_t field, LiteralBody* b) -> absl::Status {
     absl::StatusOr<uint64_t> n = b->Prepare();
     if (!n.ok()) return n.status();
-    if (absl::Status s = fn(internal::LenPrefix(field, *n)); !s.ok()) return s;
+    std::string head;
+    wire::AppendLenHeader(&head, field, *n);
+    if (absl::Status s = fn(head); !s.ok()) return s;
     return b->Write(fn);
   };
   for (LiteralBody* a : arguments) {
