@@ -813,7 +813,7 @@ py::list Unpack(const std::string& path, const std::string& prefix,
   for (const UnpackedFile& f : files) {
     py::dict d;
     d["path"] = f.path;
-    d["kind"] = f.kind;
+    d["kind"] = std::string(UnpackedKindName(f.kind));
     d["index"] = f.index;
     d["shape"] = f.shape;
     d["descr"] = f.descr;

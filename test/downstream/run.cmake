@@ -36,8 +36,9 @@ if(PYTHON_INSTALL_DIR AND EXISTS ${BUILD_DIR}/python/decomposed)
                         "outside the prefix: the install test would write there")
   endif()
   set(pkg ${prefix}/${PYTHON_INSTALL_DIR})
+  # No ';' in the -c program: run() takes its arguments as a CMake list.
   run(${CMAKE_COMMAND} -E env PYTHONPATH=${pkg} ${PYTHON} -c
-      "import decomposed, os; assert decomposed.__file__.startswith('${pkg}'), decomposed.__file__; print(os.path.basename(decomposed._decomposed.__file__))")
+      "import decomposed, os\nassert decomposed.__file__.startswith('${pkg}'), decomposed.__file__\nprint(os.path.basename(decomposed._decomposed.__file__))")
   if(NOT last_output MATCHES "^_decomposed")
     message(FATAL_ERROR "installed Python package: ${last_output}")
   endif()
