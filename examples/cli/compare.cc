@@ -59,20 +59,8 @@ Action Setup(CLI::App& app) {
   return [st, &app]() -> int {
     TensorSetOptions so;
     so.inputs = st->inputs;
-    for (const std::string& d : st->dtypes) {
-      size_t eq = d.find('=');
-      std::string type = eq == std::string::npos ? d : d.substr(eq + 1);
-      std::optional<PrimitiveType> t = ParseDtypeName(type);
-      if (!t) throw CLI::ValidationError("--dtype", "unknown type '" + type + "'");
-      if (eq == std::string::npos) {
-        so.dtype = *t;
-        continue;
-      }
-      size_t index;
-      if (!absl::SimpleAtoi(d.substr(0, eq), &index)) {
-        throw CLI::ValidationError("--dtype", "expected INDEX=TYPE, found '" + d + "'");
-      }
-      so.dtypes[index] = *t;
+    if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
+      throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
     CompareOptions o;
     o.mode = *CompareModeFromName(st->mode);

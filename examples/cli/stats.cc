@@ -36,19 +36,8 @@ Action Setup(CLI::App& app) {
                  "true type of void (|V1, |V2) .npy tensors: TYPE or INDEX=TYPE");
   return [st, &app]() -> int {
     TensorSetOptions base;
-    for (const std::string& d : st->dtypes) {
-      size_t eq = d.find('=');
-      std::string type = eq == std::string::npos ? d : d.substr(eq + 1);
-      std::optional<PrimitiveType> t = ParseDtypeName(type);
-      if (!t) throw CLI::ValidationError("--dtype", "unknown type '" + type + "'");
-      size_t index;
-      if (eq == std::string::npos) {
-        base.dtype = *t;
-      } else if (absl::SimpleAtoi(d.substr(0, eq), &index)) {
-        base.dtypes[index] = *t;
-      } else {
-        throw CLI::ValidationError("--dtype", "expected INDEX=TYPE, found '" + d + "'");
-      }
+    if (absl::Status s = ParseDtypeOptions(st->dtypes, &base); !s.ok()) {
+      throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
     std::vector<TensorStatsEntry> entries;
     for (const std::string& path : st->paths) {

@@ -164,6 +164,29 @@ bool IsDir(const std::string& p) {
 
 }  // namespace
 
+absl::Status ParseDtypeOptions(const std::vector<std::string>& values,
+                               TensorSetOptions* options) {
+  for (const std::string& d : values) {
+    const size_t eq = d.find('=');
+    const std::string type = eq == std::string::npos ? d : d.substr(eq + 1);
+    std::optional<PrimitiveType> t = ParseDtypeName(type);
+    if (!t) {
+      return absl::InvalidArgumentError(absl::StrCat("--dtype: unknown type '", type, "'"));
+    }
+    if (eq == std::string::npos) {
+      options->dtype = *t;
+      continue;
+    }
+    size_t index;
+    if (!absl::SimpleAtoi(d.substr(0, eq), &index)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dtype: expected INDEX=TYPE, found '", d, "'"));
+    }
+    options->dtypes[index] = *t;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
     const std::string& path, const TensorSetOptions& options) {
   TensorSetKind kind = options.kind;

@@ -91,6 +91,12 @@ struct TensorSetOptions {
   TensorSetKind kind = TensorSetKind::kAuto;
 };
 
+// Parses --dtype values into `options`: "TYPE" sets the type of every void
+// tensor, "INDEX=TYPE" one tensor's; TYPE is any name ParseDtypeName
+// accepts (bf16, f8e4m3fn, float32, ...). kInvalidArgument names the value.
+absl::Status ParseDtypeOptions(const std::vector<std::string>& values,
+                               TensorSetOptions* options);
+
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
     const std::string& path, const TensorSetOptions& options);
 
