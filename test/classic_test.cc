@@ -602,10 +602,26 @@ TEST_F(ClassicCommands, UnpackVerifyConvertAndInspectAgree) {
     EXPECT_TRUE(v->valid());
     EXPECT_EQ(v->inputs, want.inputs.size());
     EXPECT_EQ(*v->outputs, want.outputs.size());
-    absl::StatusOr<InspectReport> in = InspectDecomposedFile(dec);
+    absl::StatusOr<InspectReport> in = InspectFile(dec);
     ASSERT_TRUE(in.ok()) << in.status();
     EXPECT_EQ(in->inputs.size(), want.inputs.size());
     EXPECT_EQ(in->outputs.size(), want.outputs.size());
+    // Inspect lists the classic file's literals as the decomposed one's.
+    InspectOptions io;
+    io.snapshot_type = SnapshotType::kClassic;
+    absl::StatusOr<InspectReport> ic = InspectFile(classic, io);
+    ASSERT_TRUE(ic.ok()) << ic.status();
+    ASSERT_EQ(ic->inputs.size(), in->inputs.size());
+    ASSERT_EQ(ic->outputs.size(), in->outputs.size());
+    for (size_t i = 0; i < in->inputs.size(); ++i) {
+      EXPECT_EQ(ic->inputs[i].shape.ToString(), in->inputs[i].shape.ToString());
+      EXPECT_EQ(ic->inputs[i].data_bytes, in->inputs[i].data_bytes);
+    }
+    for (size_t i = 0; i < in->outputs.size(); ++i) {
+      EXPECT_EQ(ic->outputs[i].shape.ToString(),
+                in->outputs[i].shape.ToString());
+      EXPECT_EQ(ic->outputs[i].data_bytes, in->outputs[i].data_bytes);
+    }
     // And back: the classic file protobuf reads holds the same literals,
     // merged fields merged.
     std::string back = dir_ + "/" + c.name + ".back.pb";
@@ -635,7 +651,7 @@ TEST_F(ClassicCommands, ARepeatedResultMergesInEveryCommand) {
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->valid());
   EXPECT_EQ(*v->outputs, 2u);
-  absl::StatusOr<InspectReport> in = InspectDecomposedFile(dec);
+  absl::StatusOr<InspectReport> in = InspectFile(dec);
   ASSERT_TRUE(in.ok());
   ASSERT_EQ(in->outputs.size(), 2u);
   EXPECT_EQ(in->outputs[0].shape.ToString(), "F32[3]{0}");

@@ -19,7 +19,7 @@ int Run(const std::vector<std::string>& argv) {
   InspectOptions options;
   options.read.box.lenient_length_byte = args.Has("lenient-length-byte");
   absl::StatusOr<InspectReport> r =
-      InspectDecomposedFile(args.positional()[0], options);
+      InspectFile(args.positional()[0], options);
   if (!r.ok()) {
     std::cerr << "decomposed inspect: " << r.status().message() << "\n";
     return 1;
