@@ -145,7 +145,7 @@ int Run(const std::vector<std::string>& argv) {
     req.snapshot = *std::move(snap);
   } else {
     absl::StatusOr<std::string> snap =
-        HeaderFromSnapshotFile(args.Get("snapshot"));
+        LiteralEmptySnapshotOfFile(args.Get("snapshot"));
     if (!snap.ok()) return fail(snap.status());
     req.snapshot = *std::move(snap);
   }

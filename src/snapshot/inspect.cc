@@ -38,8 +38,8 @@ absl::Status ScanList(RepeatedReader<S>& list,
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
     out->emplace_back();
-    if (absl::Status s =
-            ScanLiteral(list.body(), e.length, list.BodyFrame(), e, &out->back());
+    if (absl::Status s = ScanLiteral(list.body(), e.length, list.BodyFrame(),
+                                     e, &out->back());
         !s.ok()) {
       return s;
     }
@@ -56,7 +56,9 @@ absl::Status ScanRanges(MmapSource& src, std::span<const ByteRange> ranges,
   for (size_t k = 0; k < ranges.size(); ++k) {
     const ByteRange& r = ranges[k];
     where.length += r.length;
-    if (!src.Seek(r.offset)) return TruncatedError(frame, r.offset, r.length, 0);
+    if (!src.Seek(r.offset)) {
+      return TruncatedError(frame, r.offset, r.length, 0);
+    }
     LimitedSource<MmapSource> view(src, r.offset + r.length);
     InspectedLiteral part;
     if (absl::Status s = ScanLiteral(view, r.length, frame, where, &part);
@@ -139,11 +141,12 @@ absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
   const Frame frame{"snapshot"};
   const ByteRange whole{0, *src.size()};
   report->snapshot.length = whole.length;
-  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, whole, frame);
+  absl::StatusOr<ClassicSnapshot> snap =
+      IndexClassicSnapshot(src, whole, frame);
   if (!snap.ok()) return snap.status();
   if (options.module_info) {
     std::string header;
-    if (ClassicHeader(src, whole, frame, &header).ok()) {
+    if (ReadLiteralEmptySnapshot(src, whole, frame, &header).ok()) {
       report->module = ModuleInfo(header);
     }
   }
@@ -162,9 +165,9 @@ absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
   if (!outputs.ok()) return outputs.status();
   for (size_t j = 0; j < outputs->size(); ++j) {
     report->outputs.emplace_back();
-    if (absl::Status o = ScanRanges(
-            src, (*outputs)[j], Frame{"output", static_cast<int64_t>(j), "body"},
-            &report->outputs.back());
+    const Frame frame_j{"output", static_cast<int64_t>(j), "body"};
+    if (absl::Status o =
+            ScanRanges(src, (*outputs)[j], frame_j, &report->outputs.back());
         !o.ok()) {
       return o;
     }
