@@ -392,12 +392,17 @@ TEST(BoxStrictTest, MalformedVarint) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("malformed varint"));
   // A tag varint cut short by the box end.
-  EXPECT_THAT(DecodeError("01 80").message(), HasSubstr("malformed varint"));
-  // A packed length past the end of the box.
+  EXPECT_THAT(DecodeError("01 80").message(),
+              HasSubstr("expected a LiteralProto field tag, found a malformed "
+                        "or truncated varint (at byte 1)"));
+  // A packed length past the end of the box: 1 byte is left after 3a 05.
   EXPECT_THAT(DecodeError("03 3a 05 01").message(),
-              HasSubstr("length past the end of the box"));
+              HasSubstr("expected field 7 length within the 1 bytes left of "
+                        "the LiteralProto, found 5 bytes (at byte 1)"));
   // An unpacked value cut short.
-  EXPECT_THAT(DecodeError("02 38 ff").message(), HasSubstr("malformed varint"));
+  EXPECT_THAT(DecodeError("02 38 ff").message(),
+              HasSubstr("expected a varint value of LiteralProto field 7, "
+                        "found a malformed or truncated varint (at byte 1)"));
 }
 
 TEST(BoxStrictTest, VarintOverflow) {

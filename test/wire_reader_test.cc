@@ -106,7 +106,7 @@ TEST(FieldReader, VarintsOfTenBytes) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(),
               HasSubstr("test: expected a varint value of TestMessage field 1, "
-                        "found a malformed or truncated varint (at byte 1)"));
+                        "found a malformed or truncated varint (at byte 0)"));
   // Eleven bytes.
   s = ReadBoth(HexBytes("08 80 80 80 80 80 80 80 80 80 80 00"), &seen);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -161,7 +161,7 @@ TEST(FieldReader, SizeRules) {
   EXPECT_THAT(s.message(),
               HasSubstr("expected a TestMessage field 4 length of at most 5 "
                         "bytes and 2147483631 (protobuf's limits), found 3 in "
-                        "6 bytes (at byte 1)"));
+                        "6 bytes (at byte 0)"));
   // ... unless the option for literal bodies says otherwise.
   seen.clear();
   FieldReaderOptions large;

@@ -22,7 +22,7 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "classic",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
-                         "bundle_meta")}
+                         "bundle_meta", "wire_reader")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -35,6 +35,21 @@ seeds["box"]["with_shape"] = b"\x00" + b"\x09\x0a\x04\x10\x09\x2a\x00\x3a\x01\x0
 seeds["box"]["tail_padding"] = (b"\x01" + b"\x0c\x0a\x07\x10\x09\x2a\x03\x80"
                                 b"\x01\x01\x3a\x01\x07")
 seeds["box"]["lenient_0x80"] = b"\x01\x80" + b"\x3a\x01\x01" + b"\x00" * 125
+# Issue 9: the u64s tag 3a padded to 6 bytes, which protobuf refuses.
+seeds["box"]["tag_6_bytes"] = b"\x00" + b"\x08\xba\x80\x80\x80\x80\x00\x01\x05"
+seeds["box"]["shape_tag_6_bytes"] = (b"\x00" + b"\x0c\x0a\x07\x90\x80\x80"
+                                     b"\x80\x80\x00\x09\x3a\x01\x05")
+
+# --- wire reader: one message of every wire type -------------------------------
+# field 1 varint 150; field 2 fixed64; field 3 fixed32; field 4 LEN "abc";
+# field 5 packed varints; field 7 a nested message { field 1: 42 }.
+seeds["wire_reader"]["every_type"] = (
+    b"\x08\x96\x01" + b"\x11" + bytes(range(1, 9)) + b"\x1d\x78\x56\x34\x12" +
+    b"\x22\x03abc" + b"\x2a\x04\x01\x96\x01\x00" + b"\x3a\x02\x08\x2a")
+seeds["wire_reader"]["tag_5_bytes"] = b"\x88\x80\x80\x80\x00\x01"
+seeds["wire_reader"]["size_5_bytes"] = b"\x22\x83\x80\x80\x80\x00abc"
+seeds["wire_reader"]["group"] = b"\x08\x01\x2b\x08\x01\x2c"
+seeds["wire_reader"]["literal"] = mc.LIT
 
 # --- shapes and literals --------------------------------------------------------
 F32_23 = mc.shape(mc.F32, [2, 3])

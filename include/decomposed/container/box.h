@@ -9,17 +9,29 @@
 //   0    1      L    1..127
 //   1    L      LiteralProto { u64s: [value] }   (shape optional)
 //
-// Reader rules (strict by default):
+// Reader rules (strict by default). The payload is read with protobuf's
+// wire rules (wire::FieldReader, wire/format.h: a tag of 6 bytes, field 0,
+// a size of 6 bytes are errors, as they are for protobuf), and a field that
+// occurs more than once merges as protobuf merges it (a repeated field
+// appends, a scalar's last value wins). Then:
 //   * L == 0 is an error (an empty LiteralProto carries no value).
 //   * L >= 0x80 is an error: snapshot-unpack sign-extends it to a negative
 //     length. BoxReadOptions::lenient_length_byte reads it as unsigned, as
 //     AWS's Python reader does.
 //   * The payload must carry exactly one u64s value, packed (tag 0x3a) or
 //     unpacked (tag 0x38), possibly split over several records.
-//   * A `shape` (field 1), if present, must be a U64 scalar: element_type 9,
-//     no dimensions, no tuple shapes, no dynamic dimensions, and a layout
-//     (optional) with no minor_to_major and element_size_in_bits 0.
-//   * Any other field is an error.
+//   * A `shape` (field 1), if present, must be a U64 scalar: element_type 9
+//     (its low 32 bits: an enum is an int32), no dimensions, no tuple
+//     shapes, no dynamic dimensions, and a layout (optional) with no
+//     minor_to_major entries and element_size_in_bits 0.
+//   * Stricter than protobuf (which would keep them as unknown fields, or
+//     see nothing in an empty list): any other field on the wire is an
+//     error. The LiteralProto may hold only u64s and shape; the shape only
+//     element_type, dimensions, is_dynamic_dimension (both empty) and
+//     layout; the layout only minor_to_major (empty), element_size_in_bits,
+//     memory_space and tail_padding_alignment_in_elements, each with the
+//     wire type protobuf writes. test/wire_agreement_test.cc lists the
+//     cases where this rule, and no other, refuses what protobuf reads.
 //
 // Writer: EncodeBox() emits the minimal box `[L] 3a [n] <varint>` (at most
 // 13 bytes), or with BoxWriteOptions::with_shape a box that also carries
@@ -46,7 +58,8 @@
 #include "absl/strings/str_format.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/wire/reader.h"
+#include "decomposed/wire/writer.h"
 #include "decomposed/limits.h"
 #include "decomposed/status.h"
 
@@ -120,149 +133,130 @@ namespace internal {
 
 inline std::string Hex(uint8_t b) { return absl::StrFormat("0x%02x", b); }
 
-// Validates a box's shape submessage [p, end); `base` is the stream offset
-// of p.
-inline absl::Status CheckBoxShape(const char* p, const char* end,
-                                  uint64_t base, const Frame& frame) {
-  const char* start = p;
-  bool have_type = false;
-  while (p < end) {
-    uint64_t off = base + static_cast<uint64_t>(p - start);
-    uint64_t tag;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        "a ShapeProto field tag", "a malformed varint");
-    }
-    uint64_t v;
-    if (tag == wire::MakeTag(2, wire::kVarint)) {
-      if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "shape element_type varint", "a malformed varint");
-      }
-      if (v != 9) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "shape element_type U64 (9)",
-                          absl::StrCat("element_type ", v));
-      }
-      have_type = true;
-    } else if (tag == wire::MakeTag(3, wire::kLen) ||
-               tag == wire::MakeTag(6, wire::kLen)) {
-      // Packed dimensions / is_dynamic_dimension: only the empty list fits a
-      // scalar.
-      if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk || v != 0) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "a scalar shape (no dimensions)",
-                          "a shape with dimensions");
-      }
-    } else if (tag == wire::MakeTag(5, wire::kLen)) {
-      uint64_t len;
-      if (wire::ReadVarint(&p, end, &len) != wire::VarintResult::kOk ||
-          len > static_cast<uint64_t>(end - p)) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "a layout within the shape",
-                          "a layout length past the end of the box");
-      }
-      const char* le = p + len;
-      while (p < le) {
-        uint64_t loff = base + static_cast<uint64_t>(p - start);
-        uint64_t ltag, lv;
-        if (wire::ReadVarint(&p, le, &ltag) != wire::VarintResult::kOk) {
-          return FrameError(absl::StatusCode::kInvalidArgument, frame, loff,
-                            "a LayoutProto field tag", "a malformed varint");
-        }
-        bool known = ltag == wire::MakeTag(7, wire::kVarint) ||
-                     ltag == wire::MakeTag(8, wire::kVarint) ||
-                     ltag == wire::MakeTag(16, wire::kVarint) ||
-                     ltag == wire::MakeTag(1, wire::kLen);
-        if (!known ||
-            wire::ReadVarint(&p, le, &lv) != wire::VarintResult::kOk) {
-          return FrameError(absl::StatusCode::kInvalidArgument, frame, loff,
-                            "a scalar layout (only element_size_in_bits, "
-                            "memory_space, tail_padding_alignment)",
-                            absl::StrCat("layout field ", ltag >> 3,
-                                         " wire type ", ltag & 7));
-        }
-        if ((ltag == wire::MakeTag(1, wire::kLen) ||
-             ltag == wire::MakeTag(7, wire::kVarint)) &&
-            lv != 0) {
-          return FrameError(
-              absl::StatusCode::kInvalidArgument, frame, loff,
-              "a scalar layout",
-              ltag == wire::MakeTag(1, wire::kLen)
-                  ? "a non-empty minor_to_major"
-                  : absl::StrCat("element_size_in_bits ", lv));
-        }
-      }
-    } else {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        "a U64 scalar shape",
-                        absl::StrCat("shape field ", tag >> 3, " wire type ",
-                                     tag & 7));
-    }
-  }
-  if (!have_type) {
-    return FrameError(absl::StatusCode::kInvalidArgument, frame, base,
-                      "shape element_type U64 (9)",
-                      "no element_type (PRIMITIVE_TYPE_INVALID)");
-  }
-  return absl::OkStatus();
+// What the U64 shape of a box says so far. A LiteralProto's `shape` may
+// occur more than once, and a ShapeProto's `layout` too: protobuf merges
+// the occurrences (a scalar field's last value wins), so the element type
+// and element_size_in_bits are judged once the whole payload is read.
+struct BoxShape {
+  bool seen = false;       // a shape occurred
+  bool have_type = false;  // element_type occurred
+  int32_t type = 0;        // its last value (an enum is an int32)
+  uint64_t type_offset = 0;
+  uint64_t shape_offset = 0;  // the first shape's payload
+  int64_t element_size_in_bits = 0;
+  uint64_t element_size_offset = 0;
+};
+
+// Counts the values of a repeated varint field occurrence (packed or not).
+inline bool CountVarints(wire::FieldReader<MemorySource>& r,
+                         const wire::Field& f, size_t* n) {
+  return r.ForEachVarint(f, [n](uint64_t) { ++*n; });
 }
 
-// Parses a box payload [p, p+n); `base` is the stream offset of p.
-inline absl::Status ParseBoxPayload(const char* p, size_t n, uint64_t base,
-                                    const Frame& frame, uint64_t* value) {
-  const char* start = p;
-  const char* end = p + n;
-  uint64_t count = 0;
-  auto here = [&] { return base + static_cast<uint64_t>(p - start); };
-  while (p < end) {
-    uint64_t off = here();
-    uint64_t tag;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        "a LiteralProto field tag", "a malformed varint");
+// Reads one LayoutProto occurrence of a box's shape: only the fields a
+// scalar layout may carry, and no minor_to_major entries.
+inline absl::Status ReadBoxLayout(wire::FieldReader<MemorySource>& r,
+                                  BoxShape* shape) {
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.number == 1 &&
+        (f.wire_type == wire::kLen || f.wire_type == wire::kVarint)) {
+      size_t n = 0;
+      if (!CountVarints(r, f, &n)) return r.status();
+      if (n != 0) {
+        return r.FieldError(f, "a scalar layout", "a non-empty minor_to_major");
+      }
+    } else if (f.Is(7, wire::kVarint)) {
+      shape->element_size_in_bits = static_cast<int64_t>(f.value);
+      shape->element_size_offset = f.tag_offset;
+    } else if (!f.Is(8, wire::kVarint) && !f.Is(16, wire::kVarint)) {
+      return r.FieldError(f,
+                          "a scalar layout (only element_size_in_bits, "
+                          "memory_space, tail_padding_alignment)",
+                          absl::StrCat("layout field ", f.number,
+                                       " wire type ", f.wire_type));
     }
-    if (tag == wire::MakeTag(7, wire::kLen)) {
-      uint64_t len;
-      if (wire::ReadVarint(&p, end, &len) != wire::VarintResult::kOk ||
-          len > static_cast<uint64_t>(end - p)) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "packed u64s within the box",
-                          "a length past the end of the box");
+  }
+  return r.status();
+}
+
+// Reads one ShapeProto occurrence of a box: only element_type, empty
+// dimensions / is_dynamic_dimension lists and a scalar layout.
+inline absl::Status ReadBoxShape(wire::FieldReader<MemorySource>& r,
+                                 BoxShape* shape) {
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.Is(2, wire::kVarint)) {
+      // An enum is an int32: protobuf keeps the low 32 bits.
+      shape->type = static_cast<int32_t>(static_cast<uint32_t>(f.value));
+      shape->type_offset = f.tag_offset;
+      shape->have_type = true;
+    } else if ((f.number == 3 || f.number == 6) &&
+               (f.wire_type == wire::kLen || f.wire_type == wire::kVarint)) {
+      size_t n = 0;
+      if (!CountVarints(r, f, &n)) return r.status();
+      if (n != 0) {
+        return r.FieldError(f, "a scalar shape (no dimensions)",
+                            "a shape with dimensions");
       }
-      const char* pe = p + len;
-      while (p < pe) {
-        uint64_t voff = here();
-        uint64_t v;
-        if (wire::ReadVarint(&p, pe, &v) != wire::VarintResult::kOk) {
-          return FrameError(absl::StatusCode::kInvalidArgument, frame, voff,
-                            "a u64s varint", "a malformed varint");
-        }
-        if (count++ == 0) *value = v;
-      }
-    } else if (tag == wire::MakeTag(7, wire::kVarint)) {
-      uint64_t v;
-      if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, here(),
-                          "a u64s varint", "a malformed varint");
-      }
-      if (count++ == 0) *value = v;
-    } else if (tag == wire::MakeTag(1, wire::kLen)) {
-      uint64_t len;
-      if (wire::ReadVarint(&p, end, &len) != wire::VarintResult::kOk ||
-          len > static_cast<uint64_t>(end - p)) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                          "a shape within the box",
-                          "a length past the end of the box");
-      }
-      absl::Status s = CheckBoxShape(p, p + len, here(), frame);
-      if (!s.ok()) return s;
-      p += len;
+    } else if (f.Is(5, wire::kLen)) {
+      wire::FieldReader<MemorySource> layout = r.Submessage(f, "LayoutProto");
+      if (absl::Status s = ReadBoxLayout(layout, shape); !s.ok()) return s;
     } else {
+      return r.FieldError(f, "a U64 scalar shape",
+                          absl::StrCat("shape field ", f.number,
+                                       " wire type ", f.wire_type));
+    }
+  }
+  return r.status();
+}
+
+// Parses a box payload (a LiteralProto) held in memory; `base` is its
+// stream offset. The wire rules are protobuf's (wire::FieldReader); the
+// box's own rules are in the file comment.
+inline absl::Status ParseBoxPayload(std::string_view payload, uint64_t base,
+                                    const Frame& frame, uint64_t* value) {
+  MemorySource src(payload, base);
+  wire::FieldReader<MemorySource> r(src, base + payload.size(), frame,
+                                    "LiteralProto");
+  uint64_t count = 0;
+  BoxShape shape;
+  auto take = [&](uint64_t v) {
+    if (count++ == 0) *value = v;
+  };
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.number == 7 &&
+        (f.wire_type == wire::kLen || f.wire_type == wire::kVarint)) {
+      if (!r.ForEachVarint(f, take, "u64s")) return r.status();
+    } else if (f.Is(1, wire::kLen)) {
+      if (!shape.seen) shape.shape_offset = f.offset;
+      shape.seen = true;
+      wire::FieldReader<MemorySource> sub = r.Submessage(f, "ShapeProto");
+      if (absl::Status s = ReadBoxShape(sub, &shape); !s.ok()) return s;
+    } else {
+      return r.FieldError(
+          f, "only u64s (field 7) and an optional U64 shape in a box",
+          absl::StrCat("field ", f.number, " wire type ", f.wire_type));
+    }
+  }
+  if (!r.ok()) return r.status();
+  if (shape.seen) {
+    if (!shape.have_type) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame,
+                        shape.shape_offset, "shape element_type U64 (9)",
+                        "no element_type (PRIMITIVE_TYPE_INVALID)");
+    }
+    if (shape.type != 9) {
+      return FrameError(absl::StatusCode::kInvalidArgument, frame,
+                        shape.type_offset, "shape element_type U64 (9)",
+                        absl::StrCat("element_type ", shape.type));
+    }
+    if (shape.element_size_in_bits != 0) {
       return FrameError(
-          absl::StatusCode::kInvalidArgument, frame, off,
-          "only u64s (field 7) and an optional U64 shape in a box",
-          absl::StrCat("field ", tag >> 3, " wire type ", tag & 7));
+          absl::StatusCode::kInvalidArgument, frame,
+          shape.element_size_offset, "a scalar layout",
+          absl::StrCat("element_size_in_bits ", shape.element_size_in_bits));
     }
   }
   if (count != 1) {
@@ -304,8 +298,8 @@ template <ByteSource S>
     if (!src.status().ok()) return Prefix(src.status(), frame.str());
     return TruncatedError(frame, start + 1, len, src.available() - 1);
   }
-  absl::Status s =
-      ParseBoxPayload(src.cursor() + 1, len, start + 1, frame, value);
+  absl::Status s = ParseBoxPayload(std::string_view(src.cursor() + 1, len),
+                                   start + 1, frame, value);
   if (!s.ok()) return s;
   src.Advance(1 + size_t{len});
   return absl::OkStatus();

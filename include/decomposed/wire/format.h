@@ -4,14 +4,18 @@
 // reports. The reader (wire/reader.h) and the writer (wire/writer.h) are
 // built on these; decoders use those, not this file's pieces one by one.
 //
-// Rules (protobuf 3.21, docs/format.md "The protobuf wire"):
-//   * a varint is at most 10 bytes; we refuse a 10th byte above 1 (bits
-//     past 64, which protobuf drops silently: a documented stricter rule);
+// Rules (protobuf 3.21, docs/format.md "The protobuf wire"), and the three
+// places where we are stricter than protobuf, each refusing bytes no
+// protobuf writer produces rather than guessing what they mean:
+//   * a varint is at most 10 bytes. Stricter: we refuse a 10th byte above 1
+//     (bits past 64, which protobuf drops silently);
 //   * a tag is a varint of at most limits::kMaxTagBytes (5) bytes, even a
-//     zero-padded one; its value fits 32 bits and names a field >= 1;
+//     zero-padded one, naming a field >= 1. Stricter: its value must fit 32
+//     bits (protobuf drops the bits of a 5-byte tag past 32 and so reads
+//     some other field);
 //   * wire types 0 (varint), 1 (fixed64), 2 (length-delimited), 5 (fixed32);
-//     3 and 4 (groups) are refused (XLA's protos use none; protobuf would
-//     skip an unknown group), 6 and 7 do not exist;
+//     6 and 7 do not exist. Stricter: 3 and 4 (groups) are refused (XLA's
+//     protos use none; protobuf skips an unknown group);
 //   * a length is a varint of at most limits::kMaxLenSizeBytes (5) bytes
 //     whose value is at most limits::kMaxLenSize.
 //
@@ -54,12 +58,13 @@ inline constexpr uint32_t MakeTag(uint32_t field, WireType type) {
   return (field << 3) | type;
 }
 
-// A field tag as protobuf accepts one: a varint of at most 5 bytes
-// (protobuf reads tags as 32-bit varints and fails on a longer one, even a
-// zero-padded one) whose value fits in 32 bits (field numbers end at
-// 2^29 - 1) and names a field >= 1. Protobuf fails the whole parse on any
-// other tag, so our decoders do too, rather than read `tag >> 3` cut to 32
-// bits as some other field. `bytes` is the varint's encoded length.
+// A field tag as we accept one: a varint of at most 5 bytes (protobuf
+// reads tags as 32-bit varints and fails on a longer one, even a
+// zero-padded one) naming a field >= 1 (protobuf fails on field 0), whose
+// value fits in 32 bits (field numbers end at 2^29 - 1). The last rule is
+// stricter than protobuf, which cuts a 5-byte tag to 32 bits and reads
+// `tag >> 3` as some other field; we refuse it instead. `bytes` is the
+// varint's encoded length.
 inline constexpr bool IsValidTag(uint64_t tag, uint64_t bytes) {
   return bytes <= kMaxTagBytes && tag <= 0xffffffffu && (tag >> 3) != 0;
 }

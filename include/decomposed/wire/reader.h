@@ -157,7 +157,7 @@ class FieldReader {
       case kVarint:
         if (!ReadVarintAt(end_, &field.value, &n)) [[unlikely]] {
           return Fail(Malformed(
-              field.offset, absl::StrCat("a varint value of ", Sv(message_),
+              pos, absl::StrCat("a varint value of ", Sv(message_),
                                          " field ", field.number)));
         }
         field.length = n;
@@ -398,14 +398,15 @@ class FieldReader {
     uint64_t len;
     size_t n;
     if (!ReadVarintAt(end_, &len, &n)) {
-      return Fail(Malformed(at, absl::StrCat("a ", Sv(message_), " field ",
-                                             field.number, " length")));
+      return Fail(Malformed(field.tag_offset,
+                            absl::StrCat("a ", Sv(message_), " field ",
+                                         field.number, " length")));
     }
     if (!options_.large_len_fields &&
         (n > limits::kMaxLenSizeBytes || len > limits::kMaxLenSize))
         [[unlikely]] {
       return Fail(FrameError(
-          absl::StatusCode::kInvalidArgument, frame_, at,
+          absl::StatusCode::kInvalidArgument, frame_, field.tag_offset,
           absl::StrCat("a ", Sv(message_), " field ", field.number,
                        " length of at most ", limits::kMaxLenSizeBytes,
                        " bytes and ", limits::kMaxLenSize,

@@ -1,5 +1,9 @@
-// A hand-written decoder for xla.ShapeProto / LayoutProto bytes, with the
-// validation XLA's CreateFromProto applies (xla-wire-facts.md section 5).
+// A hand-written decoder for xla.ShapeProto / LayoutProto bytes, built on
+// wire::FieldReader (protobuf's wire rules and merge semantics), with the
+// validation XLA's CreateFromProto applies (docs/format.md, "Shapes and
+// layouts"). test/wire_agreement_test.cc and test/fuzz/shape_fuzz.cc hold
+// it to protobuf: it accepts exactly the bytes protobuf accepts, except
+// where wire/format.h's stricter rules or this library's limits refuse.
 //
 // Example:
 //   absl::StatusOr<decomposed::Shape> s =
@@ -12,13 +16,15 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "decomposed/wire/wire.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/wire/reader.h"
 #include "decomposed/limits.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/status.h"
@@ -65,46 +71,7 @@ struct Shape {
 
 namespace internal {
 
-// Reads the size of a length-delimited field as protobuf does inside the
-// messages it parses: a varint of at most 5 bytes (a zero-padded longer
-// one is refused), which must fit in [*p, end). Shapes are bounded by
-// limits::kMaxShapeBytes, far below protobuf's 2 GiB.
-inline bool ReadSize(const char** p, const char* end, uint64_t* len) {
-  const char* start = *p;
-  return wire::ReadVarint(p, end, len) == wire::VarintResult::kOk &&
-         *p - start <= static_cast<ptrdiff_t>(wire::kMaxSizeBytes) &&
-         *len <= static_cast<uint64_t>(end - *p);
-}
-
-// Reads a packed or unpacked repeated varint field occurrence into `out`.
-// kTooMany: `out` would exceed `max_items` (a limit, not malformed bytes).
-enum class RepeatedResult { kOk, kMalformed, kTooMany };
-inline RepeatedResult ReadRepeatedVarint(const char** p, const char* end,
-                                         uint32_t wt,
-                                         std::vector<int64_t>* out,
-                                         size_t max_items) {
-  uint64_t v;
-  if (wt == wire::kVarint) {
-    if (wire::ReadVarint(p, end, &v) != wire::VarintResult::kOk) {
-      return RepeatedResult::kMalformed;
-    }
-    if (out->size() >= max_items) return RepeatedResult::kTooMany;
-    out->push_back(static_cast<int64_t>(v));
-    return RepeatedResult::kOk;
-  }
-  if (wt != wire::kLen) return RepeatedResult::kMalformed;
-  uint64_t len;
-  if (!ReadSize(p, end, &len)) return RepeatedResult::kMalformed;
-  const char* e = *p + len;
-  while (*p < e) {
-    if (wire::ReadVarint(p, e, &v) != wire::VarintResult::kOk) {
-      return RepeatedResult::kMalformed;
-    }
-    if (out->size() >= max_items) return RepeatedResult::kTooMany;
-    out->push_back(static_cast<int64_t>(v));
-  }
-  return RepeatedResult::kOk;
-}
+using ShapeFieldReader = wire::FieldReader<MemorySource>;
 
 // A field holding more than kMaxRank entries (kResourceExhausted).
 inline absl::Status TooManyEntries(const Frame& frame, uint64_t off,
@@ -115,6 +82,197 @@ inline absl::Status TooManyEntries(const Frame& frame, uint64_t off,
                     "more");
 }
 
+// A repeated scalar field occurrence protobuf reads as values: unpacked
+// (wire type 0) or packed (2). With another wire type protobuf keeps it as
+// an unknown field, and so we skip it.
+inline bool IsRepeatedVarint(const wire::Field& f) {
+  return f.wire_type == wire::kVarint || f.wire_type == wire::kLen;
+}
+
+// Appends the values of repeated int64 (or bool) occurrence `f` to `out`;
+// occurrences append, and all of them together may hold kMaxRank values.
+template <class T>
+bool AppendRepeated(ShapeFieldReader& r, const wire::Field& f,
+                    std::vector<T>* out) {
+  return r.ForEachVarint(f, [&](uint64_t v) -> absl::Status {
+    if (out->size() >= limits::kMaxRank) {
+      return TooManyEntries(r.frame(), f.tag_offset, f.number);
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+      out->push_back(v != 0);
+    } else {
+      out->push_back(static_cast<int64_t>(v));
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Checks a message of integer fields the way protobuf parses it:
+// TileProto {repeated int64 dimensions = 1} and SplitConfigProto {int64
+// dimension = 1; repeated int64 split_indices = 2}. `repeated` is the
+// number of the repeated field, whose packed form must hold varints.
+inline absl::Status CheckIntMessage(ShapeFieldReader r, uint32_t repeated) {
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.Is(repeated, wire::kLen) && !r.ForEachVarint(f, [](uint64_t) {})) {
+      break;
+    }
+  }
+  return r.status();
+}
+
+inline absl::Status ParseShapeFields(ShapeFieldReader& r, int depth,
+                                     Shape* s, size_t* nodes);
+
+// Reads the fields of one LayoutProto occurrence into `l` (occurrences
+// merge). Fields that do not affect indexing are still checked as protobuf
+// checks them (nested messages parse, packed fields hold varints), so that
+// bytes we accept are bytes XLA accepts. `depth` is the enclosing shape's.
+inline absl::Status ParseLayoutFields(ShapeFieldReader& r, int depth,
+                                      Layout* l, size_t* nodes) {
+  wire::Field f;
+  while (r.Next(f)) {
+    const bool varint = f.wire_type == wire::kVarint;
+    const bool len = f.wire_type == wire::kLen;
+    switch (f.number) {
+      case 1:  // minor_to_major
+        if (IsRepeatedVarint(f) && !AppendRepeated(r, f, &l->minor_to_major)) {
+          return r.status();
+        }
+        break;
+      case 7:
+        if (varint) l->element_size_in_bits = static_cast<int64_t>(f.value);
+        break;
+      case 8:
+        if (varint) l->memory_space = static_cast<int64_t>(f.value);
+        break;
+      case 16:
+        if (varint) {
+          l->tail_padding_alignment_in_elements =
+              static_cast<int64_t>(f.value);
+        }
+        break;
+      case 6:  // tiles: TileProto
+        if (len) {
+          ++l->tiles;
+          absl::Status st = CheckIntMessage(r.Submessage(f, "TileProto"), 1);
+          if (!st.ok()) return st;
+        }
+        break;
+      case 17:  // split_configs: SplitConfigProto
+        if (len) {
+          absl::Status st =
+              CheckIntMessage(r.Submessage(f, "SplitConfigProto"), 2);
+          if (!st.ok()) return st;
+        }
+        break;
+      case 10:  // physical_shape: ShapeProto
+        if (len) {
+          // Two message levels down (layout, then shape): protobuf's
+          // nesting limit counts both.
+          Shape physical;
+          ShapeFieldReader sub = r.Submessage(f, "ShapeProto");
+          absl::Status st = ParseShapeFields(sub, depth + 2, &physical, nodes);
+          if (!st.ok()) return st;
+        }
+        break;
+      case 9:   // dim_level_types (enum), packed
+      case 13:  // dim_unique (bool), packed
+      case 14:  // dim_ordered (bool), packed
+        if (len && !r.ForEachVarint(f, [](uint64_t) {})) return r.status();
+        break;
+      default:  // other fields: skipped, as protobuf keeps or ignores them
+        break;
+    }
+  }
+  return r.status();
+}
+
+// Reads the fields of one ShapeProto occurrence into `s` (occurrences
+// merge, as protobuf merges them: repeated fields append, the last scalar
+// wins, layouts merge). `nodes` counts the shapes parsed so far
+// (limits::kMaxShapeNodes); `depth` the message nesting.
+inline absl::Status ParseShapeFields(ShapeFieldReader& r, int depth,
+                                     Shape* s, size_t* nodes) {
+  if (depth > limits::kMaxTupleDepth) {
+    return FrameError(absl::StatusCode::kResourceExhausted, r.frame(),
+                      r.source().position(),
+                      absl::StrCat("tuple nesting of at most ",
+                                   limits::kMaxTupleDepth),
+                      "deeper nesting");
+  }
+  wire::Field f;
+  while (r.Next(f)) {
+    switch (f.number) {
+      case 2:  // element_type
+        // An enum is an int32 on the wire: protobuf keeps the low 32 bits
+        // of a longer varint, and so does XLA; so do we.
+        if (f.wire_type == wire::kVarint) {
+          s->element_type = static_cast<int32_t>(static_cast<uint32_t>(f.value));
+        }
+        break;
+      case 3:  // dimensions
+        if (IsRepeatedVarint(f) && !AppendRepeated(r, f, &s->dimensions)) {
+          return r.status();
+        }
+        break;
+      case 6:  // is_dynamic_dimension
+        if (IsRepeatedVarint(f) &&
+            !AppendRepeated(r, f, &s->is_dynamic_dimension)) {
+          return r.status();
+        }
+        break;
+      case 4:  // tuple_shapes
+        if (f.wire_type == wire::kLen) {
+          if (++*nodes > limits::kMaxShapeNodes) {
+            return FrameError(absl::StatusCode::kResourceExhausted, r.frame(),
+                              f.tag_offset,
+                              absl::StrCat("at most ", limits::kMaxShapeNodes,
+                                           " tuple element shapes"),
+                              "more");
+          }
+          s->tuple_shapes.emplace_back();
+          ShapeFieldReader sub = r.Submessage(f, "ShapeProto");
+          absl::Status st =
+              ParseShapeFields(sub, depth + 1, &s->tuple_shapes.back(), nodes);
+          if (!st.ok()) return st;
+        }
+        break;
+      case 5:  // layout
+        if (f.wire_type == wire::kLen) {
+          s->has_layout = true;
+          ShapeFieldReader sub = r.Submessage(f, "LayoutProto");
+          absl::Status st = ParseLayoutFields(sub, depth, &s->layout, nodes);
+          if (!st.ok()) return st;
+        }
+        break;
+      default:  // unknown fields: skipped, as protobuf keeps them
+        break;
+    }
+  }
+  return r.status();
+}
+
+// Parses one occurrence of a ShapeProto, held in `bytes` at stream offset
+// `base`, into `s` (merging with what `s` holds).
+inline absl::Status ParseShapeOccurrence(std::string_view bytes,
+                                         uint64_t base, const Frame& frame,
+                                         Shape* s, size_t* nodes) {
+  MemorySource src(bytes, base);
+  ShapeFieldReader r(src, base + bytes.size(), frame, "ShapeProto");
+  return ParseShapeFields(r, 0, s, nodes);
+}
+
+// Not used by the decoders of this file any more: kept for the record scan
+// of src/snapshot/producer.cc until it moves to wire::FieldReader.
+// Reads the size of a length-delimited field as protobuf does (at most 5
+// bytes), which must fit in [*p, end).
+inline bool ReadSize(const char** p, const char* end, uint64_t* len) {
+  const char* start = *p;
+  return wire::ReadVarint(p, end, len) == wire::VarintResult::kOk &&
+         *p - start <= static_cast<ptrdiff_t>(wire::kMaxSizeBytes) &&
+         *len <= static_cast<uint64_t>(end - *p);
+}
 // Skips one field value of wire type `wt` (a length as ReadSize reads it).
 inline bool SkipField(const char** p, const char* end, uint32_t wt) {
   uint64_t v;
@@ -134,252 +292,33 @@ inline bool SkipField(const char** p, const char* end, uint32_t wt) {
       *p += v;
       return true;
     default:
-      return false;  // groups are not used by XLA's protos
-  }
-}
-
-// True when [p, end) is a run of well-formed varints (a packed field).
-inline bool ValidPackedVarints(const char* p, const char* end) {
-  uint64_t v;
-  while (p < end) {
-    if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) return false;
-  }
-  return true;
-}
-
-// Reads a length prefix (ReadSize); *body is the contents, *p is moved past
-// them.
-inline bool ReadLenPrefixed(const char** p, const char* end,
-                            const char** body, uint64_t* len) {
-  if (!ReadSize(p, end, len)) return false;
-  *body = *p;
-  *p += *len;
-  return true;
-}
-
-// Checks a message of integer fields only, the way protobuf does while
-// parsing: TileProto {repeated int64 dimensions = 1} and SplitConfigProto
-// {int64 dimension = 1; repeated int64 split_indices = 2}. `packed` is the
-// number of the repeated field, whose packed form must hold varints.
-inline bool ValidIntMessage(const char* p, const char* end, uint32_t packed) {
-  while (p < end) {
-    uint64_t tag;
-    const char* tag_start = p;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk ||
-        !wire::IsValidTag(tag, static_cast<uint64_t>(p - tag_start))) {
       return false;
-    }
-    uint32_t wt = static_cast<uint32_t>(tag & 7);
-    if ((tag >> 3) == packed && wt == wire::kLen) {
-      const char* body;
-      uint64_t len;
-      if (!ReadLenPrefixed(&p, end, &body, &len) ||
-          !ValidPackedVarints(body, body + len)) {
-        return false;
-      }
-    } else if (!SkipField(&p, end, wt)) {
-      return false;
-    }
   }
-  return true;
-}
-
-inline absl::Status ParseShapeInto(const char* p, const char* end,
-                                   uint64_t base, const Frame& frame,
-                                   int depth, Shape* s, size_t* nodes);
-
-// Fields that do not affect indexing are still checked as protobuf checks
-// them (nested messages parse, packed fields hold varints), so that bytes we
-// accept are bytes XLA accepts. `depth` is the enclosing shape's.
-inline absl::Status ParseLayoutInto(const char* p, const char* end,
-                                    uint64_t base, const Frame& frame,
-                                    int depth, Layout* l, size_t* nodes) {
-  const char* start = p;
-  while (p < end) {
-    uint64_t off = base + static_cast<uint64_t>(p - start);
-    uint64_t tag;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        "a LayoutProto field tag", "a malformed varint");
-    }
-    if (uint64_t n = base + static_cast<uint64_t>(p - start) - off;
-        !wire::IsValidTag(tag, n)) {
-      return BadTagError(frame, off, "a LayoutProto", tag, n);
-    }
-    uint32_t field = static_cast<uint32_t>(tag >> 3);
-    uint32_t wt = static_cast<uint32_t>(tag & 7);
-    bool ok = true;
-    uint64_t v = 0;
-    auto scalar = [&](int64_t* dst) {
-      ok = wt == wire::kVarint &&
-           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
-      if (ok) *dst = static_cast<int64_t>(v);
-    };
-    switch (field) {
-      case 1: {
-        RepeatedResult r = ReadRepeatedVarint(&p, end, wt,
-                                              &l->minor_to_major,
-                                              limits::kMaxRank);
-        if (r == RepeatedResult::kTooMany) {
-          return TooManyEntries(frame, off, field);
-        }
-        ok = r == RepeatedResult::kOk;
-        break;
-      }
-      case 7: scalar(&l->element_size_in_bits); break;
-      case 8: scalar(&l->memory_space); break;
-      case 16: scalar(&l->tail_padding_alignment_in_elements); break;
-      default: {
-        // Length-delimited known fields are checked; with another wire
-        // type protobuf keeps them as unknown fields, and so we skip them.
-        const char* body;
-        uint64_t len;
-        bool checked = wt == wire::kLen &&
-                       (field == 6 || field == 9 || field == 10 ||
-                        field == 13 || field == 14 || field == 17);
-        if (!checked) {
-          ok = SkipField(&p, end, wt);
-          break;
-        }
-        ok = ReadLenPrefixed(&p, end, &body, &len);
-        if (!ok) break;
-        if (field == 6) {  // tiles: TileProto
-          ++l->tiles;
-          ok = ValidIntMessage(body, body + len, 1);
-        } else if (field == 17) {  // split_configs: SplitConfigProto
-          ok = ValidIntMessage(body, body + len, 2);
-        } else if (field == 10) {  // physical_shape: ShapeProto
-          // Two message levels down (layout, then shape): protobuf's
-          // nesting limit counts both.
-          Shape physical;
-          uint64_t sub = base + static_cast<uint64_t>(body - start);
-          absl::Status st = ParseShapeInto(body, body + len, sub, frame,
-                                           depth + 2, &physical, nodes);
-          if (!st.ok()) return st;
-        } else {  // packed dim_level_types, dim_unique, dim_ordered
-          ok = ValidPackedVarints(body, body + len);
-        }
-      }
-    }
-    if (!ok) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        absl::StrCat("a well-formed layout field ", field),
-                        "malformed bytes or more than kMaxRank entries");
-    }
-  }
-  return absl::OkStatus();
-}
-
-// `nodes` counts the shapes parsed so far (limits::kMaxShapeNodes).
-inline absl::Status ParseShapeInto(const char* p, const char* end,
-                                   uint64_t base, const Frame& frame,
-                                   int depth, Shape* s, size_t* nodes) {
-  if (depth > limits::kMaxTupleDepth) {
-    return FrameError(absl::StatusCode::kResourceExhausted, frame, base,
-                      absl::StrCat("tuple nesting of at most ",
-                                   limits::kMaxTupleDepth),
-                      "deeper nesting");
-  }
-  const char* start = p;
-  while (p < end) {
-    uint64_t off = base + static_cast<uint64_t>(p - start);
-    uint64_t tag;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        "a ShapeProto field tag", "a malformed varint");
-    }
-    if (uint64_t n = base + static_cast<uint64_t>(p - start) - off;
-        !wire::IsValidTag(tag, n)) {
-      return BadTagError(frame, off, "a ShapeProto", tag, n);
-    }
-    uint32_t field = static_cast<uint32_t>(tag >> 3);
-    uint32_t wt = static_cast<uint32_t>(tag & 7);
-    bool ok = true;
-    uint64_t v = 0;
-    if (field == 2) {
-      ok = wt == wire::kVarint &&
-           wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk;
-      // An enum is an int32 on the wire: protobuf keeps the low 32 bits of
-      // a longer varint, and so does XLA; so do we.
-      if (ok) {
-        s->element_type = static_cast<int32_t>(static_cast<uint32_t>(v));
-      }
-    } else if (field == 3) {
-      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, &s->dimensions,
-                                            limits::kMaxRank);
-      if (r == RepeatedResult::kTooMany) {
-        return TooManyEntries(frame, off, field);
-      }
-      ok = r == RepeatedResult::kOk;
-    } else if (field == 6) {
-      // Repeated occurrences append: the room left bounds them all.
-      std::vector<int64_t> flags;
-      size_t room = limits::kMaxRank -
-                    std::min(limits::kMaxRank, s->is_dynamic_dimension.size());
-      RepeatedResult r = ReadRepeatedVarint(&p, end, wt, &flags, room);
-      if (r == RepeatedResult::kTooMany) {
-        return TooManyEntries(frame, off, field);
-      }
-      ok = r == RepeatedResult::kOk;
-      for (int64_t f : flags) s->is_dynamic_dimension.push_back(f != 0);
-      // Several occurrences merge: the total is bounded like dimensions.
-      if (s->is_dynamic_dimension.size() > limits::kMaxRank) ok = false;
-    } else if (field == 4 || field == 5) {
-      ok = wt == wire::kLen && ReadSize(&p, end, &v);
-      if (ok) {
-        uint64_t sub = base + static_cast<uint64_t>(p - start);
-        absl::Status st;
-        if (field == 4) {
-          if (++*nodes > limits::kMaxShapeNodes) {
-            return FrameError(absl::StatusCode::kResourceExhausted, frame, off,
-                              absl::StrCat("at most ", limits::kMaxShapeNodes,
-                                           " tuple element shapes"),
-                              "more");
-          }
-          s->tuple_shapes.emplace_back();
-          st = ParseShapeInto(p, p + v, sub, frame, depth + 1,
-                              &s->tuple_shapes.back(), nodes);
-        } else {
-          s->has_layout = true;  // fields of repeated occurrences merge
-          st = ParseLayoutInto(p, p + v, sub, frame, depth, &s->layout,
-                               nodes);
-        }
-        if (!st.ok()) return st;
-        p += v;
-      }
-    } else {
-      ok = SkipField(&p, end, wt);
-    }
-    if (!ok) {
-      return FrameError(absl::StatusCode::kInvalidArgument, frame, off,
-                        absl::StrCat("a well-formed shape field ", field),
-                        "malformed bytes or more than kMaxRank entries");
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace internal
 
-// Decodes ShapeProto bytes. Checks only the wire format; see ValidateShape
-// for XLA's rules. `base` is the stream offset of `bytes` for messages.
+// Decodes ShapeProto bytes with protobuf's wire rules (wire::FieldReader)
+// and merge semantics. Checks only the wire format and the limits
+// (kMaxRank entries per repeated field, kMaxTupleDepth nesting,
+// kMaxShapeNodes shapes: kResourceExhausted); see ValidateShape for XLA's
+// rules. `base` is the stream offset of `bytes` for messages.
 inline absl::StatusOr<Shape> ParseShape(std::string_view bytes,
                                         const Frame& frame,
                                         uint64_t base = 0) {
   Shape s;
   size_t nodes = 0;
-  absl::Status st = internal::ParseShapeInto(
-      bytes.data(), bytes.data() + bytes.size(), base, frame, 0, &s, &nodes);
+  absl::Status st =
+      internal::ParseShapeOccurrence(bytes, base, frame, &s, &nodes);
   if (!st.ok()) return st;
   return s;
 }
 
 // A message's `shape` field may occur more than once. Protobuf parses each
-// occurrence by itself and merges them, which is parsing their
-// concatenation once each occurrence is well-formed on its own (a field
-// may not start in one and end in the next). `bytes` holds the
-// occurrences back to back; ShapePart gives each one's size and stream
-// offset (for messages).
+// occurrence by itself and merges them (a field may not start in one and
+// end in the next); so do we. `bytes` holds the occurrences back to back;
+// ShapePart gives each one's size and stream offset (for messages). With
+// no parts, `bytes` is one occurrence at offset 0.
 struct ShapePart {
   size_t size = 0;
   uint64_t offset = 0;
@@ -387,16 +326,17 @@ struct ShapePart {
 inline absl::StatusOr<Shape> ParseShapeParts(
     std::string_view bytes, const std::vector<ShapePart>& parts,
     const Frame& frame) {
-  if (parts.size() > 1) {
-    size_t at = 0;
-    for (const ShapePart& part : parts) {
-      absl::StatusOr<Shape> one =
-          ParseShape(bytes.substr(at, part.size), frame, part.offset);
-      if (!one.ok()) return one.status();
-      at += part.size;
-    }
+  if (parts.empty()) return ParseShape(bytes, frame, 0);
+  Shape s;
+  size_t nodes = 0;
+  size_t at = 0;
+  for (const ShapePart& part : parts) {
+    absl::Status st = internal::ParseShapeOccurrence(
+        bytes.substr(at, part.size), part.offset, frame, &s, &nodes);
+    if (!st.ok()) return st;
+    at += part.size;
   }
-  return ParseShape(bytes, frame, parts.empty() ? 0 : parts[0].offset);
+  return s;
 }
 
 // Number of elements of an array shape, checked against kMaxElementCount
