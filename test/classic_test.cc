@@ -354,7 +354,7 @@ std::vector<WireRow> WireRows() {
                    Raw({static_cast<int>(a.size())}) + a});
   // A 5-byte tag with bits past 32: protobuf 3.21 (ReadTagFallback) keeps
   // its low 32 bits (here field 2, an empty argument); the wire layer
-  // refuses it (wire/format.h, IsValidTag).
+  // refuses it, a documented stricter rule (wire/format.h, IsValidTag).
   r.push_back({"tag over 32 bits",
                hlo + Raw({0x92, 0x80, 0x80, 0x80, 0x10, 0x00}), true});
   r.push_back({"field number 0", hlo + Raw({0x02, 0x00})});
