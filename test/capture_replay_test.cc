@@ -63,7 +63,7 @@ TEST(Replay, BundleToDecomposedAndBack) {
     absl::Status s = BundleToDecomposed(src, ModuleFile(root), dec);
     ASSERT_TRUE(s.ok()) << s;
     // Region [1] holds four inputs with the mapped XLA types.
-    absl::StatusOr<InspectReport> r = InspectDecomposedFile(dec);
+    absl::StatusOr<InspectReport> r = InspectFile(dec);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->inputs.size(), 4u);
     EXPECT_EQ(r->inputs[0].shape.ToString(), "BF16[3,2]{1,0}");

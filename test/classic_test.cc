@@ -19,8 +19,8 @@
 #include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
-#include "google/protobuf/unknown_field_set.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 
@@ -107,17 +107,17 @@ std::vector<Case> Cases() {
   std::vector<Case> c;
   c.push_back({"empty", Snapshot(Module(std::nullopt), {}, std::nullopt)});
   c.push_back({"arrays", Snapshot(Module({{kA, kB}}), {kA, kB}, kC)});
-  c.push_back({"tuple_result",
-               Snapshot(Module({{kA}}), {kA}, Tuple({kB, kC}))});
+  c.push_back(
+      {"tuple_result", Snapshot(Module({{kA}}), {kA}, Tuple({kB, kC}))});
   c.push_back({"nested_tuple_result_splits_top_level_only",
                Snapshot(Module({{kA}}), {kA}, Tuple({kB, Tuple({kC})}))});
   // Two `result` records: protobuf merges them. Each is a one-element
   // tuple, so the merge is a two-element tuple (tuple_shapes and
   // tuple_literals are repeated: they concatenate).
-  c.push_back({"repeated_tuple_result",
-               Snapshot(Module({{kA}}), {kA}, std::nullopt) +
-                   Len(3, Tuple({kB}).SerializeAsString()) +
-                   Len(3, Tuple({kC}).SerializeAsString())});
+  c.push_back(
+      {"repeated_tuple_result", Snapshot(Module({{kA}}), {kA}, std::nullopt) +
+                                    Len(3, Tuple({kB}).SerializeAsString()) +
+                                    Len(3, Tuple({kC}).SerializeAsString())});
   // An array result split over two records: its shape in the first, its
   // data in the second.
   {
@@ -125,10 +125,10 @@ std::vector<Case> Cases() {
     shape_only.clear_f32s();
     xla::LiteralProto data_only;
     for (float v : kB.f32s()) data_only.add_f32s(v);
-    c.push_back({"repeated_array_result",
-                 Snapshot(Module({{kA}}), {kA}, std::nullopt) +
-                     Len(3, shape_only.SerializeAsString()) +
-                     Len(3, data_only.SerializeAsString())});
+    c.push_back(
+        {"repeated_array_result", Snapshot(Module({{kA}}), {kA}, std::nullopt) +
+                                      Len(3, shape_only.SerializeAsString()) +
+                                      Len(3, data_only.SerializeAsString())});
   }
   // The single-tuple-parameter rule: the one tuple argument is split.
   c.push_back({"single_tuple_parameter",
@@ -176,18 +176,19 @@ Expected FromProtobuf(const std::string& bytes) {
   Expected e;
   e.module = p.hlo().hlo_module().SerializeAsString();
   const xla::HloModuleProto& m = p.hlo().hlo_module();
-  bool split = m.has_host_program_shape() &&
-               m.host_program_shape().parameters_size() == 1 &&
-               m.host_program_shape().parameters(0).element_type() ==
-                   xla::TUPLE &&
-               p.arguments_size() == 1 &&
-               p.arguments(0).shape().element_type() == xla::TUPLE;
+  bool split =
+      m.has_host_program_shape() &&
+      m.host_program_shape().parameters_size() == 1 &&
+      m.host_program_shape().parameters(0).element_type() == xla::TUPLE &&
+      p.arguments_size() == 1 &&
+      p.arguments(0).shape().element_type() == xla::TUPLE;
   if (split) {
     for (const auto& t : p.arguments(0).tuple_literals()) {
       e.inputs.push_back(t.SerializeAsString());
     }
   } else {
-    for (const auto& a : p.arguments()) e.inputs.push_back(a.SerializeAsString());
+    for (const auto& a : p.arguments())
+      e.inputs.push_back(a.SerializeAsString());
   }
   if (p.has_result()) {
     if (p.result().shape().element_type() == xla::TUPLE) {
@@ -226,7 +227,9 @@ TEST(ClassicMapping, AgreesWithProtobufOnEveryCase) {
     std::vector<std::string> inputs;
     absl::Status s = ForEachClassicInput(
         src, *snap, Frame{"snapshot"},
-        [](int64_t i) { return Frame{"input", i, "body"}; },
+        [](int64_t i) {
+          return Frame{"input", i, "body"};
+        },
         [&](std::span<const ByteRange> lit, int64_t i) {
           EXPECT_EQ(i, static_cast<int64_t>(inputs.size()));
           inputs.push_back(Reserialized<xla::LiteralProto>(c.bytes, lit));
@@ -244,8 +247,8 @@ TEST(ClassicMapping, AgreesWithProtobufOnEveryCase) {
     EXPECT_EQ(outputs, want.outputs);
     // The header: everything but the literals, as protobuf sees it.
     std::string header;
-    ASSERT_TRUE(ClassicHeader(src, {0, c.bytes.size()}, Frame{"snapshot"},
-                              &header)
+    ASSERT_TRUE(ReadLiteralEmptySnapshot(src, {0, c.bytes.size()},
+                                         Frame{"snapshot"}, &header)
                     .ok());
     xla::HloSnapshot h, full;
     ASSERT_TRUE(h.ParseFromString(header));
@@ -297,9 +300,9 @@ TEST(ClassicMapping, AcceptsEveryPrefixProtobufAccepts) {
 // walks must accept exactly when it accepts, except where a stricter rule
 // of the wire layer (wire/format.h) refuses: group wire types, a 10th
 // varint byte above 1, a tag over 32 bits. When both accept, the values
-// must be protobuf's. ClassicHeader (and LiteralEmptySnapshot) walk the top
-// level only and copy `hlo` as it is: what protobuf refuses inside `hlo`
-// they pass on, and the header then fails protobuf's parse, which every
+// must be protobuf's. ReadLiteralEmptySnapshot (and LiteralEmptySnapshot) walk
+// the top level only and copy `hlo` as it is: what protobuf refuses inside
+// `hlo` they pass on, and the header then fails protobuf's parse, which every
 // consumer of a header runs.
 
 std::string Raw(std::initializer_list<int> b) {
@@ -325,8 +328,8 @@ std::vector<WireRow> WireRows() {
   std::vector<WireRow> r;
   r.push_back({"empty", ""});
   r.push_back({"plain", hlo + Len(2, a) + Len(2, c) + Len(3, c)});
-  r.push_back({"fields out of order", Len(3, c) + Len(2, a) + hlo +
-                                          Len(4, "cpu") + Len(2, c)});
+  r.push_back({"fields out of order",
+               Len(3, c) + Len(2, a) + hlo + Len(4, "cpu") + Len(2, c)});
   r.push_back({"unknown fields of every wire type",
                hlo + Raw({0x48, 0x07}) +                       // 9: varint
                    Raw({0x51, 1, 2, 3, 4, 5, 6, 7, 8}) +       // 10: fixed64
@@ -351,7 +354,7 @@ std::vector<WireRow> WireRows() {
                    Raw({static_cast<int>(a.size())}) + a});
   // A 5-byte tag with bits past 32: protobuf 3.21 (ReadTagFallback) keeps
   // its low 32 bits (here field 2, an empty argument); the wire layer
-  // refuses it (wire/format.h, IsValidTag).
+  // refuses it, a documented stricter rule (wire/format.h, IsValidTag).
   r.push_back({"tag over 32 bits",
                hlo + Raw({0x92, 0x80, 0x80, 0x80, 0x10, 0x00}), true});
   r.push_back({"field number 0", hlo + Raw({0x02, 0x00})});
@@ -363,26 +366,31 @@ std::vector<WireRow> WireRows() {
   r.push_back({"an unmatched end group", hlo + Raw({0x7c})});
   // Sizes: at most 5 bytes (protobuf reads a 32-bit varint).
   r.push_back({"arguments size padded to 5 bytes",
-               hlo + Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
-                          0x80, 0x00}) + a});
+               hlo +
+                   Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
+                        0x80, 0x00}) +
+                   a});
   r.push_back({"arguments size padded to 6 bytes",
-               hlo + Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
-                          0x80, 0x80, 0x00}) + a});
+               hlo +
+                   Raw({0x12, 0x80 | static_cast<int>(a.size()), 0x80, 0x80,
+                        0x80, 0x80, 0x00}) +
+                   a});
   r.push_back({"arguments size past the end", hlo + Raw({0x12, 0x7f}) + a});
-  r.push_back({"arguments size of 2^31", hlo + Raw({0x12, 0x80, 0x80, 0x80, 0x80, 0x08})});
-  r.push_back({"hlo_module size past the HloProto",
-               Len(1, Raw({0x0a, 0x05, 0x0a}))});
+  r.push_back({"arguments size of 2^31",
+               hlo + Raw({0x12, 0x80, 0x80, 0x80, 0x80, 0x08})});
+  r.push_back(
+      {"hlo_module size past the HloProto", Len(1, Raw({0x0a, 0x05, 0x0a}))});
   // Varints: 10 bytes at most; a 10th byte above 1 is refused by us only.
   r.push_back({"unknown varint of 10 bytes",
-               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                          0xff, 0xff, 0x01})});
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0x01})});
   r.push_back({"unknown varint with bits past 64",
-               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                          0xff, 0xff, 0x7f}),
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0x7f}),
                true});
   r.push_back({"unknown varint of 11 bytes",
-               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                          0xff, 0xff, 0x80, 0x00})});
+               hlo + Raw({0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0x80, 0x00})});
   r.push_back({"truncated fixed64", hlo + Raw({0x51, 1, 2, 3})});
   return r;
 }
@@ -408,7 +416,8 @@ TEST(ClassicWireAgreement, SnapshotWalksAcceptExactlyWhatProtobufAccepts) {
     absl::StatusOr<ClassicSnapshot> snap =
         IndexClassicSnapshot(src, all, Frame{"snapshot"});
     std::string header;
-    absl::Status h = ClassicHeader(src, all, Frame{"snapshot"}, &header);
+    absl::Status h =
+        ReadLiteralEmptySnapshot(src, all, Frame{"snapshot"}, &header);
     absl::StatusOr<std::string> empty = LiteralEmptySnapshot(row.bytes);
     if (row.stricter) {
       ASSERT_TRUE(pb_ok) << "protobuf must accept a stricter row";
@@ -439,7 +448,9 @@ TEST(ClassicWireAgreement, SnapshotWalksAcceptExactlyWhatProtobufAccepts) {
     std::vector<std::string> args;
     ASSERT_TRUE(ForEachClassicInput(
                     src, *snap, Frame{"snapshot"},
-                    [](int64_t i) { return Frame{"input", i, "body"}; },
+                    [](int64_t i) {
+                      return Frame{"input", i, "body"};
+                    },
                     [&](std::span<const ByteRange> lit, int64_t) {
                       args.push_back(
                           Reserialized<xla::LiteralProto>(row.bytes, lit));
@@ -487,14 +498,14 @@ TEST(ClassicWireAgreement, ProgramShapeWalkAcceptsExactlyWhatProtobufAccepts) {
   std::vector<Row> rows = {
       {"no program shape", Len(1, "m")},
       {"program shape", Len(1, "m") + Len(4, ps)},
-      {"program shape twice, merged", Len(4, ps) + Len(1, "m") +
-                                          Len(4, more.SerializeAsString())},
+      {"program shape twice, merged",
+       Len(4, ps) + Len(1, "m") + Len(4, more.SerializeAsString())},
       {"program shape as a varint (unknown)", Raw({0x20, 0x01})},
       {"unknown fields", Len(4, ps) + Raw({0x98, 0x01, 0x01}) + Len(30, "z")},
       {"program shape size past the end", Raw({0x22, 0x7f}) + ps},
       {"tag padded to 6 bytes",
-       Raw({0xa2, 0x80, 0x80, 0x80, 0x80, 0x00,
-            static_cast<int>(ps.size())}) + ps},
+       Raw({0xa2, 0x80, 0x80, 0x80, 0x80, 0x00, static_cast<int>(ps.size())}) +
+           ps},
       {"a group", Len(4, ps) + Raw({0x7b, 0x7c}), true},
       {"malformed program shape", Len(4, Raw({0x0a, 0x09, 0x10}))},
   };
@@ -534,7 +545,8 @@ TEST(ClassicWireAgreement, ASnapshotOf2GiBOrMoreIsRefusedAsProtobufRefusesIt) {
   EXPECT_EQ(snap.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-// --- the commands give the mapping's answer --------------------------------------
+// --- the commands give the mapping's answer
+// --------------------------------------
 
 class ClassicCommands : public ::testing::Test {
  protected:
@@ -588,13 +600,15 @@ TEST_F(ClassicCommands, UnpackVerifyConvertAndInspectAgree) {
     EXPECT_EQ(v->valid(), !nested);
     if (nested) continue;
     // Unpack: one file per input and output of the mapping.
-    auto from_classic = UnpackAll(classic, SnapshotType::kClassic, c.name + "_a");
+    auto from_classic =
+        UnpackAll(classic, SnapshotType::kClassic, c.name + "_a");
     EXPECT_EQ(from_classic.size(), want.inputs.size() + want.outputs.size());
     // Convert to decomposed: the same lists, so the same files.
     std::string dec = dir_ + "/" + c.name + ".dhs";
     absl::Status s = ConvertClassicToDecomposed(classic, dec);
     ASSERT_TRUE(s.ok()) << s;
-    auto from_decomposed = UnpackAll(dec, SnapshotType::kDecomposed, c.name + "_b");
+    auto from_decomposed =
+        UnpackAll(dec, SnapshotType::kDecomposed, c.name + "_b");
     EXPECT_EQ(from_classic, from_decomposed);
     vo.snapshot_type = SnapshotType::kDecomposed;
     v = VerifyFile(dec, vo);
@@ -602,10 +616,26 @@ TEST_F(ClassicCommands, UnpackVerifyConvertAndInspectAgree) {
     EXPECT_TRUE(v->valid());
     EXPECT_EQ(v->inputs, want.inputs.size());
     EXPECT_EQ(*v->outputs, want.outputs.size());
-    absl::StatusOr<InspectReport> in = InspectDecomposedFile(dec);
+    absl::StatusOr<InspectReport> in = InspectFile(dec);
     ASSERT_TRUE(in.ok()) << in.status();
     EXPECT_EQ(in->inputs.size(), want.inputs.size());
     EXPECT_EQ(in->outputs.size(), want.outputs.size());
+    // Inspect lists the classic file's literals as the decomposed one's.
+    InspectOptions io;
+    io.snapshot_type = SnapshotType::kClassic;
+    absl::StatusOr<InspectReport> ic = InspectFile(classic, io);
+    ASSERT_TRUE(ic.ok()) << ic.status();
+    ASSERT_EQ(ic->inputs.size(), in->inputs.size());
+    ASSERT_EQ(ic->outputs.size(), in->outputs.size());
+    for (size_t i = 0; i < in->inputs.size(); ++i) {
+      EXPECT_EQ(ic->inputs[i].shape.ToString(), in->inputs[i].shape.ToString());
+      EXPECT_EQ(ic->inputs[i].data_bytes, in->inputs[i].data_bytes);
+    }
+    for (size_t i = 0; i < in->outputs.size(); ++i) {
+      EXPECT_EQ(ic->outputs[i].shape.ToString(),
+                in->outputs[i].shape.ToString());
+      EXPECT_EQ(ic->outputs[i].data_bytes, in->outputs[i].data_bytes);
+    }
     // And back: the classic file protobuf reads holds the same literals,
     // merged fields merged.
     std::string back = dir_ + "/" + c.name + ".back.pb";
@@ -635,7 +665,7 @@ TEST_F(ClassicCommands, ARepeatedResultMergesInEveryCommand) {
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->valid());
   EXPECT_EQ(*v->outputs, 2u);
-  absl::StatusOr<InspectReport> in = InspectDecomposedFile(dec);
+  absl::StatusOr<InspectReport> in = InspectFile(dec);
   ASSERT_TRUE(in.ok());
   ASSERT_EQ(in->outputs.size(), 2u);
   EXPECT_EQ(in->outputs[0].shape.ToString(), "F32[3]{0}");

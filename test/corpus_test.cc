@@ -1,6 +1,6 @@
 // The malformed-input corpus at the library level: every `inspect`, `verify`
 // and `unpack` row of test/corpus/manifest.tsv goes through
-// InspectDecomposedFile / VerifyFile / Unpack, which must give exactly the
+// InspectFile / VerifyFile / Unpack, which must give exactly the
 // manifest's absl::StatusCode with the frame and fragment in the message
 // (the CLI prints only the message, so the code is checked here). Also checks the corpus is what the issue asks: at least 40
 // distinct malformed inputs, each file present.
@@ -72,7 +72,7 @@ TEST(CorpusTest, InspectRowsGiveTheManifestCodeFrameAndFragment) {
     ++n;
     SCOPED_TRACE(r.file + ": " + r.what);
     absl::StatusOr<InspectReport> rep =
-        InspectDecomposedFile(CorpusDir() + "/files/" + r.file);
+        InspectFile(CorpusDir() + "/files/" + r.file);
     ASSERT_FALSE(rep.ok());
     EXPECT_EQ(CodeName(rep.status().code()), r.code) << rep.status();
     EXPECT_NE(rep.status().message().find(r.frame), absl::string_view::npos)

@@ -1,4 +1,4 @@
-// InspectDecomposedFile on examples/example.decomposed_hlo_snapshot, whose
+// InspectFile on examples/example.decomposed_hlo_snapshot, whose
 // layout is worked out below by hand from examples/make_example.py.
 //
 // Shapes (ShapeProto: element_type 2, dimensions 3 packed, layout 5,
@@ -56,7 +56,7 @@ void ExpectFrame(const ElementInfo& e, uint64_t box_offset, uint64_t offset,
 }
 
 TEST(InspectTest, ExampleLayout) {
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  absl::StatusOr<InspectReport> r = InspectFile(kExample);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->file_size, 235u);
   ExpectFrame(r->snapshot, 0, 4, 84);
@@ -87,7 +87,7 @@ TEST(InspectTest, ExampleLayout) {
 }
 
 TEST(InspectTest, JsonHasTheKeysOfIssue2) {
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  absl::StatusOr<InspectReport> r = InspectFile(kExample);
   ASSERT_TRUE(r.ok()) << r.status();
   nlohmann::ordered_json j = InspectReportJson(*r);
   // {"type": "decomposed", "snapshot": {"offset", "length"},
@@ -123,7 +123,7 @@ TEST(InspectTest, OutputsNullWhenRegion2IsAbsent) {
   std::string data = ReadFile(kExample);
   ASSERT_EQ(data.size(), 235u);
   std::string path = dir.Write("no_outputs", data.substr(0, 183));
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(path);
+  absl::StatusOr<InspectReport> r = InspectFile(path);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->output_count_offset.has_value());
   nlohmann::ordered_json j = InspectReportJson(*r);
@@ -137,7 +137,7 @@ TEST(InspectTest, ErrorsNameFrameOffsetAndFile) {
   std::string data = ReadFile(kExample);
   // Cut inside input 1's body (@144, 39 bytes): 10 bytes of it remain.
   std::string path = dir.Write("cut", data.substr(0, 154));
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(path);
+  absl::StatusOr<InspectReport> r = InspectFile(path);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(r.status().message(),
@@ -145,23 +145,78 @@ TEST(InspectTest, ErrorsNameFrameOffsetAndFile) {
                 path + ")");
   // Trailing garbage after region [2].
   path = dir.Write("trailing", data + "xx");
-  r = InspectDecomposedFile(path);
+  r = InspectFile(path);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("trailing data"));
   EXPECT_THAT(r.status().message(), HasSubstr("at byte 235 of " + path));
   // A missing file.
-  r = InspectDecomposedFile(dir.File("missing"));
+  r = InspectFile(dir.File("missing"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(InspectTest, TextListsEveryFrame) {
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(kExample);
+  absl::StatusOr<InspectReport> r = InspectFile(kExample);
   ASSERT_TRUE(r.ok()) << r.status();
   std::string text = InspectReportText(*r);
   EXPECT_THAT(text, HasSubstr("box @0 (4 bytes), HloSnapshot @4 (84 bytes)"));
   EXPECT_THAT(text, HasSubstr("input 0: box @92 (4 bytes), body @96 (44 bytes)"));
   EXPECT_THAT(text, HasSubstr("input 1: box @140 (4 bytes), body @144 (39 bytes)"));
   EXPECT_THAT(text, HasSubstr("output 0: box @187 (4 bytes), body @191 (44 bytes)"));
+}
+
+// A classic HloSnapshot, laid out by hand:
+//   @0   0a 05 0a 03 0a 01 6d            hlo { hlo_module { name "m" } }
+//   @7   12 16                           arguments, 22 bytes @9:
+//          0a 0a (10 0b 1a 01 02 2a 03 0a 01 00)   F32[2]{0}
+//          42 08 <1.0f 2.0f>                        f32s, 8 bytes
+//   @31  1a 21                           result, 33 bytes @33:
+//          0a 0e (10 0d 22 0a <S32[1]{0} shape>)   TUPLE (S32[1])
+//   @49    52 0f                         tuple_literals, 15 bytes @51:
+//            0a 0a (10 04 1a 01 01 2a 03 0a 01 00) 22 01 07
+//   @66  end
+TEST(InspectTest, ClassicFileThroughTheClassicMapping) {
+  TempDir dir;
+  const std::string f32_shape = test::HexBytes("10 0b 1a 01 02 2a 03 0a 01 00");
+  const std::string s32_shape = test::HexBytes("10 04 1a 01 01 2a 03 0a 01 00");
+  std::string file = test::HexBytes("0a 05 0a 03 0a 01 6d 12 16 0a 0a") +
+                     f32_shape + test::HexBytes("42 08 00 00 80 3f 00 00 00 40") +
+                     test::HexBytes("1a 21 0a 0e 10 0d 22 0a") + s32_shape +
+                     test::HexBytes("52 0f 0a 0a") + s32_shape +
+                     test::HexBytes("22 01 07");
+  ASSERT_EQ(file.size(), 66u);
+  std::string path = dir.Write("classic.pb", file);
+  InspectOptions o;
+  o.snapshot_type = SnapshotType::kAuto;
+  absl::StatusOr<InspectReport> r = InspectFile(path, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->type, SnapshotType::kClassic);
+  EXPECT_EQ(r->file_size, 66u);
+  ASSERT_EQ(r->inputs.size(), 1u);
+  EXPECT_EQ(r->inputs[0].frame.offset, 9u);
+  EXPECT_EQ(r->inputs[0].frame.length, 22u);
+  EXPECT_EQ(r->inputs[0].frame.box_length, 0u);  // no boxes in a classic file
+  EXPECT_EQ(r->inputs[0].shape.ToString(), "F32[2]{0}");
+  EXPECT_EQ(r->inputs[0].data_bytes, 8u);
+  ASSERT_TRUE(r->output_count_offset.has_value());
+  EXPECT_EQ(*r->output_count_offset, 33u);
+  ASSERT_EQ(r->outputs.size(), 1u);  // the tuple's one element
+  EXPECT_EQ(r->outputs[0].frame.offset, 51u);
+  EXPECT_EQ(r->outputs[0].frame.length, 15u);
+  EXPECT_EQ(r->outputs[0].shape.ToString(), "S32[1]{0}");
+  ASSERT_TRUE(r->module.has_value());
+  EXPECT_EQ(r->module->name, "m");
+  nlohmann::ordered_json j = InspectReportJson(*r);
+  EXPECT_EQ(j["type"], "snapshot");
+  EXPECT_TRUE(j["snapshot"]["box"].is_null());
+  EXPECT_TRUE(j["inputs"][0]["box"].is_null());
+  EXPECT_EQ(j["outputs"][0]["offset"], 51);
+  std::string text = InspectReportText(*r);
+  EXPECT_THAT(text, HasSubstr("classic HloSnapshot file, 66 bytes"));
+  EXPECT_THAT(text, HasSubstr("input 0: body @9 (22 bytes) F32[2]{0}"));
+  EXPECT_THAT(text, HasSubstr("outputs: 1 (result @33)"));
+  // The default type is decomposed: the same file is then a broken
+  // decomposed file.
+  EXPECT_FALSE(InspectFile(path).ok());
 }
 
 TEST(InspectTest, ExampleMatchesItsGenerator) {

@@ -533,7 +533,7 @@ TEST(ProducerHeader, FromClassicAndDecomposedFiles) {
   s.set_execution_platform("p");
   std::string classic = TempPath("hdr.pb");
   WriteFile(classic, s.SerializeAsString());
-  absl::StatusOr<std::string> h = HeaderFromSnapshotFile(classic);
+  absl::StatusOr<std::string> h = LiteralEmptySnapshotOfFile(classic);
   ASSERT_TRUE(h.ok()) << h.status();
   xla::HloSnapshot back;
   ASSERT_TRUE(back.ParseFromString(*h));
@@ -545,13 +545,13 @@ TEST(ProducerHeader, FromClassicAndDecomposedFiles) {
   req.snapshot = *h;
   std::string dec = TempPath("hdr.dhs");
   ASSERT_TRUE(PackToFile(req, dec).ok());
-  absl::StatusOr<std::string> h2 = HeaderFromSnapshotFile(dec);
+  absl::StatusOr<std::string> h2 = LiteralEmptySnapshotOfFile(dec);
   ASSERT_TRUE(h2.ok()) << h2.status();
   EXPECT_EQ(*h2, *h);
   // Not a snapshot at all.
   std::string junk = TempPath("junk.bin");
   WriteFile(junk, "\xff\xff\xff\xff");
-  EXPECT_FALSE(HeaderFromSnapshotFile(junk).ok());
+  EXPECT_FALSE(LiteralEmptySnapshotOfFile(junk).ok());
 }
 
 }  // namespace

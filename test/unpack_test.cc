@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "decomposed/io/limited_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -410,6 +411,33 @@ TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[1].shape, "F32[2]{0}");
   EXPECT_EQ(files[1].descr, "<f4");
+}
+
+TEST_F(UnpackTest, DecoderOnAnElementViewKeepsTheKernelCopy) {
+  // Unpack hands the decoder a bounded view of each element of an
+  // FdSource: the view forwards the fd, so copy_file_range still applies.
+  std::vector<float> v(100000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  std::string body = F32Literal(v);
+  std::string p = Write("k.bin", "prefix" + body + "trailing");
+  OwnedFd fd;
+  ASSERT_TRUE(OpenForReading(p, &fd).ok());
+  FdSource src(std::move(fd));
+  ASSERT_TRUE(src.Skip(6));
+  LimitedSource<FdSource> view(src, 6 + body.size());
+  AtomicFileSink out;
+  ASSERT_TRUE(out.Open(out_ + "k.npy").ok());
+  LiteralDecodeOptions o;
+  o.copy = CopyMethod::kKernel;
+  LiteralPath path = LiteralPath::kEmpty;
+  absl::Status s = DecodeLiteralToNpy(view, body.size(),
+                                      Frame{"value_input", 0, "body"}, out, o,
+                                      nullptr, &path);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(out.Commit().ok());
+  EXPECT_EQ(path, LiteralPath::kKernelCopy);
+  EXPECT_EQ(Payload("k.npy"), Floats(v));
+  EXPECT_LE(src.position(), 6 + body.size());  // never past the element
 }
 
 // --- the command line -----------------------------------------------------------

@@ -23,7 +23,7 @@ Action Setup(CLI::App& app) {
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
     absl::StatusOr<InspectReport> r =
-        InspectDecomposedFile(st->file, st->options);
+        InspectFile(st->file, st->options);
     if (!r.ok()) return Fail(app, r.status());
     if (st->json) {
       std::cout << DumpJson(InspectReportJson(*r)) << "\n";

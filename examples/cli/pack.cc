@@ -140,7 +140,7 @@ Action Setup(CLI::App& app) {
       if (!snap.ok()) return Fail(app, WithFile(snap.status(), st->module));
       req.snapshot = *std::move(snap);
     } else {
-      absl::StatusOr<std::string> snap = HeaderFromSnapshotFile(st->snapshot);
+      absl::StatusOr<std::string> snap = LiteralEmptySnapshotOfFile(st->snapshot);
       if (!snap.ok()) return Fail(app, snap.status());
       req.snapshot = *std::move(snap);
     }

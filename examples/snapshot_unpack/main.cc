@@ -1,5 +1,5 @@
-// snapshot-unpack: a drop-in for neuronx-cc's tool of the same name (seed
-// 000, neuron-facts.md section 1), over decomposed::Unpack.
+// snapshot-unpack: a drop-in for neuronx-cc's tool of the same name
+// (docs/format.md, "snapshot-unpack"), over decomposed::Unpack.
 //
 //   snapshot-unpack [options] <snapshot>
 //     --module=<string>         default model.hlo

@@ -836,7 +836,7 @@ std::string VerifyJson(const std::string& path, const std::string& type) {
 
 std::string InspectJson(const std::string& path) {
   py::gil_scoped_release nogil;
-  absl::StatusOr<InspectReport> r = InspectDecomposedFile(path);
+  absl::StatusOr<InspectReport> r = InspectFile(path);
   if (!r.ok()) Throw(r.status(), path);
   return InspectReportJson(*r).dump(-1, ' ', false,
                                     nlohmann::json::error_handler_t::replace);

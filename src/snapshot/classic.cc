@@ -36,7 +36,8 @@ class Tuple final : public LiteralBody {
     return size_;
   }
   absl::Status Write(const ChunkFn& fn) override {
-    if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
+    if (!prepared_)
+      return absl::FailedPreconditionError("Prepare() not called");
     std::string head;
     wire::AppendLenField(&head, 1, shape_);
     if (absl::Status s = fn(head); !s.ok()) return s;
@@ -49,7 +50,8 @@ class Tuple final : public LiteralBody {
     return absl::OkStatus();
   }
   absl::StatusOr<std::string> ShapeBytes() override {
-    if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
+    if (!prepared_)
+      return absl::FailedPreconditionError("Prepare() not called");
     return shape_;
   }
   std::string name() const override { return name_; }
@@ -73,10 +75,10 @@ absl::StatusOr<bool> IsTupleLiteral(LiteralBody* b) {
   return shape->is_tuple();
 }
 
-absl::Status ParseHeader(std::string_view header, const Frame& frame,
-                         xla::HloSnapshot* snap) {
-  if (header.size() > limits::kMaxSnapshotBytes ||
-      !snap->ParseFromArray(header.data(), static_cast<int>(header.size()))) {
+absl::Status ParseSnapshot(std::string_view bytes, const Frame& frame,
+                           xla::HloSnapshot* snap) {
+  if (bytes.size() > limits::kMaxSnapshotBytes ||
+      !snap->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return FrameError(absl::StatusCode::kInvalidArgument, frame, 0,
                       "serialized HloSnapshot bytes",
                       "bytes that do not parse as one");
@@ -93,8 +95,9 @@ bool SingleTupleParameter(const xla::ProgramShapeProto& ps) {
          ps.parameters(0).element_type() == xla::TUPLE;
 }
 
-absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
-    std::string_view bytes, const Frame& frame, uint64_t offset) {
+absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(std::string_view bytes,
+                                                         const Frame& frame,
+                                                         uint64_t offset) {
   xla::ProgramShapeProto ps;
   if (!ps.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
@@ -109,8 +112,8 @@ absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
 absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
   MemorySource src(snapshot);
   std::string out;
-  if (absl::Status s = ClassicHeader(src, ByteRange{0, snapshot.size()},
-                                     Frame{"snapshot"}, &out);
+  if (absl::Status s = ReadLiteralEmptySnapshot(
+          src, ByteRange{0, snapshot.size()}, Frame{"snapshot"}, &out);
       !s.ok()) {
     return s;
   }
@@ -140,7 +143,8 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
   return snap;
 }
 
-absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path) {
+absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(
+    const std::string& path) {
   absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
   if (!type.ok()) return type.status();
   MmapSource src(path);
@@ -155,8 +159,8 @@ absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path) {
     if (!h.ok()) return WithFile(h.status(), path);
     header = *std::move(h);
   } else {
-    if (absl::Status s = ClassicHeader(src, ByteRange{0, *src.size()},
-                                       Frame{"HloSnapshot"}, &header);
+    if (absl::Status s = ReadLiteralEmptySnapshot(
+            src, ByteRange{0, *src.size()}, Frame{"HloSnapshot"}, &header);
         !s.ok()) {
       return WithFile(s, path);
     }
@@ -165,8 +169,9 @@ absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path) {
   if (header.size() > limits::kMaxSnapshotBytes ||
       !parsed.ParseFromArray(header.data(), static_cast<int>(header.size()))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": expected an HloSnapshot (classic or decomposed), found bytes "
-              "whose non-literal fields do not parse as one (at byte 0)"));
+        path,
+        ": expected an HloSnapshot (classic or decomposed), found bytes "
+        "whose non-literal fields do not parse as one (at byte 0)"));
   }
   return header;
 }
@@ -176,11 +181,11 @@ std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,
   return std::make_unique<Tuple>(std::move(elements), std::move(name));
 }
 
-absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
+absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
                                         std::vector<LiteralBody*> inputs,
                                         std::vector<LiteralBody*> outputs) {
   xla::HloSnapshot snap;
-  if (absl::Status s = ParseHeader(header, Frame{"snapshot"}, &snap);
+  if (absl::Status s = ParseSnapshot(snapshot, Frame{"snapshot"}, &snap);
       !s.ok()) {
     return s;
   }
@@ -204,12 +209,11 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
     plan.arguments.push_back(plan.owned.back().get());
   }
   if (!outputs.empty()) {
-    bool tuple_result = !has_ps || !ps.has_result() ||
-                        ps.result().element_type() == xla::TUPLE;
+    bool tuple_result =
+        !has_ps || !ps.has_result() || ps.result().element_type() == xla::TUPLE;
     if (tuple_result) {
       if (has_ps && ps.has_result() &&
-          ps.result().tuple_shapes_size() !=
-              static_cast<int>(outputs.size())) {
+          ps.result().tuple_shapes_size() != static_cast<int>(outputs.size())) {
         return absl::InvalidArgumentError(absl::StrCat(
             "result: expected ", ps.result().tuple_shapes_size(),
             " outputs (the elements of host_program_shape.result), found ",

@@ -11,25 +11,26 @@ namespace decomposed {
 
 namespace internal {
 
-absl::Status SplitHeader(std::string_view header, std::string* before,
-                         std::string* after) {
+absl::Status SplitLiteralEmptySnapshot(std::string_view snapshot,
+                                       std::string* before,
+                                       std::string* after) {
   before->clear();
   after->clear();
-  MemorySource src(header);
-  absl::StatusOr<wire::FieldReader<MemorySource>> r = SnapshotReader(
-      src, ByteRange{0, header.size()}, Frame{"snapshot"});
+  MemorySource src(snapshot);
+  absl::StatusOr<wire::FieldReader<MemorySource>> r =
+      SnapshotReader(src, ByteRange{0, snapshot.size()}, Frame{"snapshot"});
   if (!r.ok()) return r.status();
   wire::Field f;
   while (r->Next(f)) {
     if (f.number == 2 || f.number == 3) {
-      return r->FieldError(f, "a literal-empty HloSnapshot header",
-                           absl::StrCat("field ", f.number,
-                                        f.number == 2 ? " (arguments)"
-                                                      : " (result)"));
+      return r->FieldError(
+          f, "a literal-empty HloSnapshot header",
+          absl::StrCat("field ", f.number,
+                       f.number == 2 ? " (arguments)" : " (result)"));
     }
     (f.number < 2 ? before : after)
-        ->append(header.substr(static_cast<size_t>(f.tag_offset),
-                               static_cast<size_t>(f.end() - f.tag_offset)));
+        ->append(snapshot.substr(static_cast<size_t>(f.tag_offset),
+                                 static_cast<size_t>(f.end() - f.tag_offset)));
   }
   return r->status();
 }
@@ -37,10 +38,11 @@ absl::Status SplitHeader(std::string_view header, std::string* before,
 }  // namespace internal
 
 absl::StatusOr<uint64_t> ClassicSnapshotSize(
-    std::string_view header, std::span<LiteralBody* const> arguments,
+    std::string_view snapshot, std::span<LiteralBody* const> arguments,
     LiteralBody* result) {
   std::string before, after;
-  if (absl::Status s = internal::SplitHeader(header, &before, &after);
+  if (absl::Status s =
+          internal::SplitLiteralEmptySnapshot(snapshot, &before, &after);
       !s.ok()) {
     return s;
   }

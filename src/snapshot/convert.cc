@@ -83,13 +83,12 @@ class Bodies {
       absl::StatusOr<LiteralPlan> plan = PlanLiteral(src_, ranges, frame);
       if (!plan.ok()) return plan.status();
       if (!plan->has_shape) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame,
-                          ranges[0].offset,
-                          "a shape (XLA: \"LiteralProto has no shape\")",
-                          "none");
+        return FrameError(
+            absl::StatusCode::kInvalidArgument, frame, ranges[0].offset,
+            "a shape (XLA: \"LiteralProto has no shape\")", "none");
       }
-      if (absl::Status s = ValidateShape(plan->shape, frame,
-                                         plan->shape_offset);
+      if (absl::Status s =
+              ValidateShape(plan->shape, frame, plan->shape_offset);
           !s.ok()) {
         return s;
       }
@@ -187,7 +186,8 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
       IndexClassicSnapshot(src, whole, frame);
   if (!snap.ok()) return WithFile(snap.status(), in);
   std::string header;
-  if (absl::Status s = ClassicHeader(src, whole, frame, &header); !s.ok()) {
+  if (absl::Status s = ReadLiteralEmptySnapshot(src, whole, frame, &header);
+      !s.ok()) {
     return WithFile(s, in);
   }
   xla::HloSnapshot parsed;
@@ -201,7 +201,9 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
   std::vector<LiteralBody*> inputs, outputs;
   absl::Status s = ForEachClassicInput(
       src, *snap, frame,
-      [](int64_t i) { return Frame{"input", i, "body"}; },
+      [](int64_t i) {
+        return Frame{"input", i, "body"};
+      },
       [&](std::span<const ByteRange> literal, int64_t i) {
         return bodies.AddRanges(literal, absl::StrCat("input ", i), &inputs);
       });
@@ -210,9 +212,8 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
       ClassicOutputs(src, *snap, Frame{"result"});
   if (!outs.ok()) return WithFile(outs.status(), in);
   for (const LiteralRanges& o : *outs) {
-    if (absl::Status a =
-            bodies.AddRanges(o, absl::StrCat("output ", outputs.size()),
-                             &outputs);
+    if (absl::Status a = bodies.AddRanges(
+            o, absl::StrCat("output ", outputs.size()), &outputs);
         !a.ok()) {
       return WithFile(a, in);
     }

@@ -47,8 +47,7 @@ absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path) {
     if (n.ok() && (*n == 0 || reader.NextInput(&e).ok())) {
       type = SnapshotType::kDecomposed;
     }
-  } else if (snapshot.status().code() ==
-             absl::StatusCode::kResourceExhausted) {
+  } else if (snapshot.status().code() == absl::StatusCode::kResourceExhausted) {
     // A held region [0] of 2 GiB or more: decomposed, and the decomposed
     // reader then says precisely what is wrong.
     type = SnapshotType::kDecomposed;

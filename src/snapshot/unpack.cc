@@ -35,7 +35,7 @@ std::string_view UnpackedKindName(UnpackedKind kind) {
   return "module";
 }
 
-// --- HloSnapshotSink -----------------------------------------------------------
+// --- HloSnapshotSink ---------------------------------------------------------
 
 absl::Status HloSnapshotSink::ParseModule(std::span<const ByteRange> ranges,
                                           const Frame& frame, bool merge,

@@ -91,7 +91,7 @@ void VerifyClassic(MmapSource& src, VerifyReport* r) {
   absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, whole, top);
   if (!snap.ok()) return problem(snap.status());
   std::string header;
-  absl::Status h = ClassicHeader(src, whole, top, &header);
+  absl::Status h = ReadLiteralEmptySnapshot(src, whole, top, &header);
   if (h.ok()) h = CheckSnapshotBytes(header, 0);
   if (!h.ok()) problem(h);
   absl::Status s = ForEachClassicInput(

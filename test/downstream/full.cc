@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: full FILE\n";
     return 2;
   }
-  auto report = decomposed::InspectDecomposedFile(argv[1]);
+  auto report = decomposed::InspectFile(argv[1]);
   if (!report.ok()) {
     std::cerr << report.status() << "\n";
     return 1;

@@ -1,5 +1,5 @@
 // libFuzzer target: Composite C (RepeatedReader): a count box, then that
-// many length-prefixed literal bodies, each scanned with ScanLiteralBody and
+// many length-prefixed literal bodies, each planned with PlanLiteral and
 // its shape validated. Run over a sized MemorySource and an unsized
 // TrickleSource: a success on one must be a success on the other with the
 // same elements.

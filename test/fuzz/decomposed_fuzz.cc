@@ -1,6 +1,6 @@
 // libFuzzer target: a whole decomposed file (DecomposedReader: region [0],
 // inputs, optional outputs, trailing-data check) with every body scanned by
-// ScanLiteralBody and every shape validated. Run over a sized MemorySource
+// PlanLiteral and every shape validated. Run over a sized MemorySource
 // and an unsized TrickleSource; a success on one must be a success on the
 // other with the same frames.
 #include <cstddef>

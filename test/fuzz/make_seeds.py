@@ -21,6 +21,7 @@ ROOT = os.path.join(HERE, "corpus")
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
+                         "classic",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader")}
@@ -102,6 +103,13 @@ seeds["snapshot"]["module_only"] = SNAP
 seeds["snapshot"]["with_literals"] = (SNAP + mc.ld(2, LIT) + mc.ld(2, LIT_S32) +
                                       mc.ld(3, LIT_TUPLE) + mc.ld(4, b"neuron"))
 seeds["snapshot"]["empty"] = b""
+# The classic mapping's walks (classic_fuzz): the same snapshots, a result
+# given twice (protobuf merges it) and unknown fields around the literals.
+seeds["classic"] = dict(seeds["snapshot"])
+seeds["classic"]["repeated_result"] = (SNAP + mc.ld(2, LIT) + mc.ld(3, LIT_TUPLE) +
+                                       mc.ld(3, LIT_TUPLE))
+seeds["classic"]["unknown_fields"] = (SNAP + mc.field(2, 0) + mc.varint(7) +
+                                      mc.ld(9, b"x") + mc.ld(2, LIT))
 
 # --- npy -----------------------------------------------------------------------
 def npy(text, major=1):

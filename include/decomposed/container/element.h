@@ -85,9 +85,8 @@ class ElementReader {
     body_frame_ = body_frame;
     // A source of unknown size may declare a body past 2^64: the view then
     // ends at the end of the data, which ends it first.
-    const uint64_t end = e.length > ~uint64_t{0} - e.offset
-                             ? ~uint64_t{0}
-                             : e.offset + e.length;
+    const uint64_t end =
+        e.length > ~uint64_t{0} - e.offset ? ~uint64_t{0} : e.offset + e.length;
     body_.emplace(src_, end);
     return e;
   }
@@ -172,9 +171,9 @@ class ElementWriter {
  private:
   absl::Status Take(uint64_t n) {
     if (n > body_left_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "element body: ", n, " more bytes but only ", body_left_,
-          " declared bytes left"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("element body: ", n, " more bytes but only ", body_left_,
+                       " declared bytes left"));
     }
     body_left_ -= n;
     return absl::OkStatus();

@@ -62,7 +62,7 @@ struct DecomposedReadOptions {
   std::string_view output_name = "output";
 };
 
-// --- Reading ------------------------------------------------------------------
+// --- Reading -----------------------------------------------------------------
 
 // Reads a decomposed stream in order: ReadSnapshot (or OpenSnapshot), then
 // StartInputs + NextInput, then optionally StartOutputs (or
@@ -156,7 +156,8 @@ class DecomposedReader {
     if (!*present) {
       outputs_absent_ = true;
       return FrameError(absl::StatusCode::kOutOfRange, outputs_.CountFrame(),
-                        src_.position(), absl::StrCat("region [2] (", Sv(why), ")"),
+                        src_.position(),
+                        absl::StrCat("region [2] (", Sv(why), ")"),
                         "the end of the file: this file holds no outputs");
     }
     return outputs_.Start();
@@ -229,7 +230,7 @@ class DecomposedReader {
   bool outputs_absent_ = false;
 };
 
-// --- Writing ------------------------------------------------------------------
+// --- Writing -----------------------------------------------------------------
 
 // Streaming writer of a decomposed file. Counts precede elements on the
 // wire, so each list's count is declared up front:

@@ -67,8 +67,8 @@ class RepeatedReader {
     if (rem && count_ > *rem / kMinBoxBytes) {
       return FrameError(
           absl::StatusCode::kOutOfRange, CountFrame(), count_offset_,
-          absl::StrCat("at most ", *rem / kMinBoxBytes,
-                       " elements in the ", *rem, " bytes that remain"),
+          absl::StrCat("at most ", *rem / kMinBoxBytes, " elements in the ",
+                       *rem, " bytes that remain"),
           absl::StrCat("a count of ", count_));
     }
     return count_;
@@ -141,15 +141,13 @@ class RepeatedWriter {
   absl::Status BeginElement(uint64_t length) {
     if (absl::Status s = element_.CheckDone(); !s.ok()) return s;
     if (written_ >= declared_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "more elements than the ", declared_, " declared"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("more elements than the ", declared_, " declared"));
     }
     ++written_;
     return element_.Begin(length);
   }
-  absl::Status Append(std::string_view bytes) {
-    return element_.Append(bytes);
-  }
+  absl::Status Append(std::string_view bytes) { return element_.Append(bytes); }
   // See ElementWriter::AppendedExternally.
   absl::Status AppendedExternally(uint64_t n) {
     return element_.AppendedExternally(n);

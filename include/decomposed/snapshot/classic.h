@@ -22,9 +22,9 @@
 //            top-level tuple_literals element, as snapshot-unpack dumps it;
 //            any other result is the one output.
 // Lists -> classic (PlanClassic), as AWS's Python reader rebuilds a
-// snapshot (neuron-facts: docs/format.md): inputs become `arguments`, except
-// that a program whose only parameter is a TUPLE gets one tuple argument
-// holding all inputs (unless the single input already is that tuple);
+// snapshot: inputs become `arguments`, except that a program whose only
+// parameter is a TUPLE gets one tuple argument holding all inputs (unless
+// the single input already is that tuple);
 // outputs become `result`: a TUPLE literal of all outputs when
 // host_program_shape.result is a tuple or missing (its tuple shape built
 // from the outputs' own shapes; the element count must match the
@@ -152,8 +152,9 @@ bool SingleTupleParameter(const xla::ProgramShapeProto& ps);
 
 // Parses `bytes` (the merged occurrences) as a ProgramShapeProto
 // (kInvalidArgument when protobuf rejects it).
-absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(
-    std::string_view bytes, const Frame& frame, uint64_t offset);
+absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(std::string_view bytes,
+                                                         const Frame& frame,
+                                                         uint64_t offset);
 
 }  // namespace internal
 
@@ -250,9 +251,9 @@ absl::Status ForEachClassicInput(S& src, const ClassicSnapshot& snap,
         ClassicProgramShape(src, snap, frame);
     if (!ps.ok()) return ps.status();
     if (*ps && internal::SingleTupleParameter(**ps)) {
-      absl::StatusOr<LiteralPlan> plan = PlanLiteral(
-          src, std::span<const ByteRange>(&snap.first_argument, 1),
-          input_frame(int64_t{0}));
+      absl::StatusOr<LiteralPlan> plan =
+          PlanLiteral(src, std::span<const ByteRange>(&snap.first_argument, 1),
+                      input_frame(int64_t{0}));
       if (!plan.ok()) return plan.status();
       if (plan->has_shape && plan->shape.is_tuple()) {
         for (size_t j = 0; j < plan->tuple_literals.size(); ++j) {
@@ -292,7 +293,8 @@ absl::StatusOr<std::vector<LiteralRanges>> ClassicOutputs(
     S& src, const ClassicSnapshot& snap, const Frame& result_frame) {
   std::vector<LiteralRanges> out;
   if (snap.result.empty()) return out;
-  absl::StatusOr<LiteralPlan> plan = PlanLiteral(src, snap.result, result_frame);
+  absl::StatusOr<LiteralPlan> plan =
+      PlanLiteral(src, snap.result, result_frame);
   if (!plan.ok()) return plan.status();
   if (plan->has_shape && plan->shape.is_tuple()) {
     out.reserve(plan->tuple_literals.size());
@@ -307,8 +309,8 @@ absl::StatusOr<std::vector<LiteralRanges>> ClassicOutputs(
 // except those of fields 2 and 3: the literal-empty snapshot (region [0] of
 // a decomposed file). Errors: those of IndexClassicSnapshot's walk.
 template <RewindableSource S>
-absl::Status ClassicHeader(S& src, ByteRange message, const Frame& frame,
-                           std::string* out) {
+absl::Status ReadLiteralEmptySnapshot(S& src, ByteRange message,
+                                      const Frame& frame, std::string* out) {
   absl::StatusOr<wire::FieldReader<S>> r =
       internal::SnapshotReader(src, message, frame);
   if (!r.ok()) return r.status();
@@ -340,8 +342,8 @@ absl::Status ClassicHeader(S& src, ByteRange message, const Frame& frame,
 
 // Removes `arguments` (2) and `result` (3) from serialized HloSnapshot
 // bytes, keeping every other field record verbatim and in order
-// (ClassicHeader over memory). Errors on malformed wire bytes, with the
-// byte offset.
+// (ReadLiteralEmptySnapshot over memory). Errors on malformed wire bytes,
+// with the byte offset.
 absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot);
 
 // Wraps serialized HloModuleProto bytes, verbatim, into a literal-empty
@@ -356,7 +358,7 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module_bytes);
 // reading them (so it may be larger than 2 GiB); a decomposed file gives its
 // region [0] (with any baked-in literals dropped). The result must parse as
 // an HloSnapshot (kInvalidArgument otherwise).
-absl::StatusOr<std::string> HeaderFromSnapshotFile(const std::string& path);
+absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(const std::string& path);
 
 // Lists -> classic: how the literals of a decomposed file map onto a classic
 // snapshot for a given program (see the file comment). Owns any tuple
@@ -366,10 +368,10 @@ struct ClassicPlan {
   LiteralBody* result = nullptr;
   std::vector<std::unique_ptr<LiteralBody>> owned;
 };
-// `header` is HloSnapshot bytes whose module's host_program_shape decides
-// the mapping (parsed with protobuf). Errors: kInvalidArgument when the
-// header does not parse, or the outputs do not match the program's result.
-absl::StatusOr<ClassicPlan> PlanClassic(std::string_view header,
+// `snapshot` is HloSnapshot bytes whose module's host_program_shape decides
+// the mapping (parsed with protobuf). Errors: kInvalidArgument when they do
+// not parse, or the outputs do not match the program's result.
+absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
                                         std::vector<LiteralBody*> inputs,
                                         std::vector<LiteralBody*> outputs);
 

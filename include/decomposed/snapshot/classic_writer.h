@@ -1,6 +1,7 @@
 // The classic writer: streams one HloSnapshot message { hlo = 1,
 // arguments = 2, result = 3, execution_platform = 4 } from a literal-empty
-// header and literal bodies, without holding any literal in memory.
+// snapshot (region [0] of a decomposed file: every field but the literals)
+// and literal bodies, without holding any literal in memory.
 // Protobuf cannot parse a message of 2 GiB or more, so WriteClassicSnapshot
 // computes the total first and refuses (kResourceExhausted, nothing
 // written) past limits::kMaxSnapshotBytes, telling the user to write the
@@ -10,7 +11,7 @@
 // Example:
 //   decomposed::AtomicFileSink out;
 //   out.Open("x.hlo_snapshot.pb");
-//   absl::Status s = decomposed::WriteClassicSnapshot(out, header, args,
+//   absl::Status s = decomposed::WriteClassicSnapshot(out, snapshot, args,
 //                                                     result);
 //   if (s.ok()) s = out.Commit();
 #ifndef DECOMPOSED_SNAPSHOT_CLASSIC_WRITER_H_
@@ -39,34 +40,35 @@ using ProgressFn = std::function<void(uint64_t bytes_written)>;
 // Exact size of the classic HloSnapshot that WriteClassicSnapshot writes
 // (prepares every body).
 absl::StatusOr<uint64_t> ClassicSnapshotSize(
-    std::string_view header, std::span<LiteralBody* const> arguments,
+    std::string_view snapshot, std::span<LiteralBody* const> arguments,
     LiteralBody* result);
 
 namespace internal {
 // Splits literal-empty snapshot bytes into the records of fields < 2 and
 // those of fields > 3, so the classic message comes out in field order.
-// kInvalidArgument when `header` holds an `arguments` or `result` record.
-absl::Status SplitHeader(std::string_view header, std::string* before,
-                         std::string* after);
+// kInvalidArgument when `snapshot` holds an `arguments` or `result` record.
+absl::Status SplitLiteralEmptySnapshot(std::string_view snapshot,
+                                       std::string* before, std::string* after);
 }  // namespace internal
 
-// Streams a classic HloSnapshot: the records of `header` (a literal-empty
+// Streams a classic HloSnapshot: the records of `snapshot` (a literal-empty
 // HloSnapshot, e.g. from SnapshotFromModule or LiteralEmptySnapshot), one
 // `arguments` record per argument, and `result` when non-null, in field
 // order. Fails with kResourceExhausted before writing anything when the
 // message would reach protobuf's 2 GiB limit.
 template <ByteSink K>
-absl::Status WriteClassicSnapshot(K& sink, std::string_view header,
+absl::Status WriteClassicSnapshot(K& sink, std::string_view snapshot,
                                   std::span<LiteralBody* const> arguments,
                                   LiteralBody* result,
                                   const ProgressFn& progress = nullptr) {
   std::string before, after;
-  if (absl::Status s = internal::SplitHeader(header, &before, &after);
+  if (absl::Status s =
+          internal::SplitLiteralEmptySnapshot(snapshot, &before, &after);
       !s.ok()) {
     return s;
   }
   absl::StatusOr<uint64_t> total =
-      ClassicSnapshotSize(header, arguments, result);
+      ClassicSnapshotSize(snapshot, arguments, result);
   if (!total.ok()) return total.status();
   if (*total > limits::kMaxSnapshotBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(

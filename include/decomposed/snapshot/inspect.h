@@ -1,9 +1,18 @@
-// Inspect: list every frame of a decomposed file with its byte offset and
+// Inspect: list every frame of a snapshot file with its byte offset and
 // length, and the element type and dimensions of each literal.
+//
+//   decomposed  read through DecomposedReader (container/framing.h): region
+//               [0], each count box, each element's length box and body.
+//   classic     the classic mapping (classic.h): the HloSnapshot is the
+//               "snapshot", its inputs and outputs are the literals unpack
+//               would write, each at the offset and length of its bytes in
+//               the file (no boxes). A literal made of several merged
+//               occurrences (a repeated `result`) is listed at its first
+//               occurrence with the sum of their lengths.
 //
 // Example:
 //   absl::StatusOr<decomposed::InspectReport> r =
-//       decomposed::InspectDecomposedFile("x.decomposed_hlo_snapshot");
+//       decomposed::InspectFile("x.decomposed_hlo_snapshot");
 //   std::cout << decomposed::InspectReportJson(*r).dump(2);
 #ifndef DECOMPOSED_SNAPSHOT_INSPECT_H_
 #define DECOMPOSED_SNAPSHOT_INSPECT_H_
@@ -16,13 +25,14 @@
 #include "absl/status/statusor.h"
 #include "decomposed/container/box.h"
 #include "decomposed/container/framing.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/xla/shape.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
 
 struct InspectedLiteral {
-  ElementInfo frame;     // length box and body
+  ElementInfo frame;     // length box and body (classic: no box, length 0)
   bool has_shape = false;
   Shape shape;           // as read from the body
   uint64_t data_bytes = 0;  // payload bytes of the data fields
@@ -38,30 +48,39 @@ struct InspectedModule {
 };
 
 struct InspectReport {
-  ElementInfo snapshot;  // region [0]: length box and snapshot bytes
-  uint64_t input_count_offset = 0;
+  SnapshotType type = SnapshotType::kDecomposed;  // never kAuto
+  // Decomposed: region [0], its length box and snapshot bytes. Classic: the
+  // whole file (no box).
+  ElementInfo snapshot;
+  uint64_t input_count_offset = 0;  // decomposed only
   std::vector<InspectedLiteral> inputs;
-  std::optional<uint64_t> output_count_offset;  // nullopt: region [2] absent
+  // Decomposed: region [2]'s count box (nullopt: region [2] absent).
+  // Classic: the result's first byte (nullopt: no result).
+  std::optional<uint64_t> output_count_offset;
   std::vector<InspectedLiteral> outputs;
   std::optional<InspectedModule> module;  // when the snapshot parses
   uint64_t file_size = 0;
 };
 
 struct InspectOptions {
+  // kDecomposed (the default: inspect lists the frames of a decomposed
+  // file, and a damaged one must not be taken for a classic one), kClassic
+  // or kAuto (DetectSnapshotType).
+  SnapshotType snapshot_type = SnapshotType::kDecomposed;
   DecomposedReadOptions read;
   // Parse the region [0] HloSnapshot to report module facts (materialises
   // the snapshot, which is bounded by protobuf's 2 GiB limit).
   bool module_info = true;
 };
 
-// Walks a whole decomposed file. Errors name the frame and byte offset and
-// the file.
-absl::StatusOr<InspectReport> InspectDecomposedFile(
-    const std::string& path, const InspectOptions& options = {});
+// Walks a whole file. Errors name the frame and byte offset and the file.
+absl::StatusOr<InspectReport> InspectFile(const std::string& path,
+                                          const InspectOptions& options = {});
 
-// {"type": "decomposed", "snapshot": {"offset", "length"}, "inputs": [...],
-//  "outputs": [...] or null, ...}; inputs/outputs entries carry "offset",
-// "length" (of the body), "element_type" (XLA name), "dims", and the box.
+// {"type": "decomposed" or "snapshot", "snapshot": {"offset", "length",
+//  "box"}, "inputs": [...], "outputs": [...] or null, ...}; inputs/outputs
+// entries carry "offset", "length" (of the body), "element_type" (XLA
+// name), "dims", and the box (null for a classic file).
 nlohmann::ordered_json InspectReportJson(const InspectReport& report);
 
 // Human-readable listing, one line per frame.

@@ -1,7 +1,7 @@
 // Producing files: the decomposed producer (literal bodies streamed into a
 // DecomposedWriter, container/framing.h) and PackToFile, which writes a
 // whole decomposed or classic file. The region [0] helpers
-// (SnapshotFromModule, LiteralEmptySnapshot, HeaderFromSnapshotFile) and
+// (SnapshotFromModule, LiteralEmptySnapshot, LiteralEmptySnapshotOfFile) and
 // the lists -> classic mapping live in classic.h, the classic writer in
 // classic_writer.h, conversion in convert.h.
 //

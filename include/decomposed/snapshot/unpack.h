@@ -1,5 +1,5 @@
-// Unpack: what neuronx-cc's `snapshot-unpack` does (seed 000; docs/format.md),
-// streaming and in bounded memory.
+// Unpack: what neuronx-cc's `snapshot-unpack` does (docs/format.md,
+// "snapshot-unpack"), streaming and in bounded memory.
 //
 //   classic mode     (--snapshot-type=snapshot) the whole file is one
 //                    HloSnapshot, mapped by the classic mapping (classic.h):
@@ -148,7 +148,8 @@ struct UnpackOptions {
 // <prefix><stem><index>.npy, by plain concatenation (kind kInput or kOutput).
 inline std::string NpyOutputPath(const UnpackOptions& o, UnpackedKind kind,
                                  int64_t index) {
-  return absl::StrCat(o.output_prefix, Sv(UnpackedKindName(kind)), index, ".npy");
+  return absl::StrCat(o.output_prefix, Sv(UnpackedKindName(kind)), index,
+                      ".npy");
 }
 
 // HloSnapshotSink: receives the pieces of a snapshot from either mode (the
