@@ -535,7 +535,7 @@ ClassicSnapshot ReadModuleFacts(std::string_view file, ByteRange message,
   MemorySource src(file);
   ClassicSnapshot snap = Take(IndexClassicSnapshot(src, message, frame));
   std::string header;
-  Check(ClassicHeader(src, message, frame, &header));
+  Check(ReadLiteralEmptySnapshot(src, message, frame, &header));
   xla::HloSnapshot parsed;
   if (!parsed.ParseFromString(header)) {
     Throw(FrameError(absl::StatusCode::kInvalidArgument, frame,
