@@ -1,5 +1,5 @@
-// Framing benchmarks: box decode/encode, Composite C iteration, and the
-// seed tool's way of decoding a box as the in-process baseline.
+// Framing benchmarks: box decode/encode, block iteration, and neuronx-cc's
+// snapshot-unpack's way of decoding a box as the in-process baseline.
 //
 //   build/bin/framing_bench --benchmark_min_time=1
 //
@@ -97,10 +97,11 @@ void BM_BoxDecodeBuffered(benchmark::State& state) {
 }
 BENCHMARK(BM_BoxDecodeBuffered);
 
-// Snapshot-unpack's read_uint64 (seed 000): L = (signed char) length byte,
-// body = new char[L], read L bytes, a fresh LiteralProto, ParseFromString,
-// u64s(0), delete[]. The "read" is a memcpy from memory here (the tool reads
-// an ifstream, which would only make the baseline slower).
+// Snapshot-unpack's read_uint64 (docs/format.md §4.2): L = (signed char)
+// length byte, body = new char[L], read L bytes, a fresh LiteralProto,
+// ParseFromString, u64s(0), delete[]. The "read" is a memcpy from memory
+// here (the tool reads an ifstream, which would only make the baseline
+// slower).
 void BM_BoxDecodeReference(benchmark::State& state) {
   const std::string& bytes = Boxes(false);
   uint64_t sum = 0;

@@ -1,6 +1,6 @@
 // Unpack throughput and memory, against `cp` of the same file and against a
 // reference that materialises the literal the way neuronx-cc's
-// snapshot-unpack does (seed 000: read the body into a buffer,
+// snapshot-unpack does (docs/format.md §10: read the body into a buffer,
 // LiteralProto::ParseFromString, copy into an array, write the .npy).
 //
 // Inputs (generated once into $UNPACK_BENCH_DIR, default /tmp/unpack_bench,
@@ -160,7 +160,7 @@ void BM_Cp(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = PeakRssMiB(RUSAGE_CHILDREN);
 }
 
-// The seed tool's path: read_uint64 boxes, new char[L] + read, ParseFromString,
+// snapshot-unpack's path: read_uint64 boxes, new char[L] + read, ParseFromString,
 // CreateFromProto (a copy into the literal's array), literal2npy (write).
 void BM_Reference(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Writes examples/example.decomposed_hlo_snapshot, byte by byte from the
-spec (seed 000 "Byte-layout spec" and xla-wire-facts.md), with no protobuf
-library and no code from this project, so it can serve as an independent
-reference file.
+spec (docs/format.md §4 to §9), with no protobuf library and no code from
+this project, so it can serve as an independent reference file.
 
 Content:
   region [0]  HloSnapshot { hlo { hlo_module { name "example"

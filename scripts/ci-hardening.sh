@@ -6,7 +6,7 @@
 #   scripts/ci-hardening.sh [FUZZ_SECONDS]     (default 60)
 #
 # Time on 2 cores (measured, builds from scratch included): see
-# docs/hardening.md. Installs clang-14 first if it is missing.
+# docs/testing-and-hardening.md §7. Installs clang-14 first if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS="${1:-60}"

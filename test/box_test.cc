@@ -1,7 +1,7 @@
 // Primitive A (the boxed uint64): golden bytes worked out by hand from the
 // spec, round trips, the 128-byte ceiling, and every strictness rule.
 //
-// Wire facts used below (seed 000 "Primitive A", xla-wire-facts.md):
+// Wire facts used below (docs/format.md §4 and §8.1):
 //   box      = L (1 byte) then L bytes of LiteralProto
 //   u64s     = LiteralProto field 7: packed tag (7<<3)|2 = 0x3a,
 //              unpacked tag (7<<3)|0 = 0x38

@@ -1,6 +1,6 @@
 // Table-driven tests of the input-snapshot configuration, selector, budget
-// and capturer (neuron-facts.md section 5). Expected values are worked out
-// from the rules in the facts, not from this library's output.
+// and capturer (docs/format.md §16). Expected values are worked out
+// from the rules in docs/format.md, not from this library's output.
 #include <map>
 #include <string>
 #include <thread>

@@ -36,7 +36,7 @@ std::string Encode(const void* data, PrimitiveType t,
   return out;
 }
 
-// ---- Golden bytes, worked out by hand from xla-wire-facts.md 2, 3, 5 ----
+// ---- Golden bytes, worked out by hand from docs/format.md §8 and §9 ----
 
 TEST(LiteralEncoderGolden, F32Vector) {
   float v[2] = {1.0f, 2.0f};

@@ -13,7 +13,7 @@
 namespace decomposed {
 namespace {
 
-// Builds an .npy file by hand (NumPy's format, xla-wire-facts.md 7) with
+// Builds an .npy file by hand (NumPy's format, docs/format.md §12.2) with
 // the given version and dict text; the header is padded to 64 bytes.
 std::string Npy(int major, const std::string& dict, const std::string& data) {
   size_t fixed = major == 1 ? 10 : 12;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Interop test for `decomposed pack`: NumPy writes .npy files, our CLI packs
-them, and a reader written here from the spec alone (seed 000 "Byte-layout
-spec", neuron-facts.md section 3: AWS's Python reader) reads them back:
+them, and a reader written here from the spec alone (docs/format.md
+§4 to §7, with AWS's Python reader's rules) reads them back:
 
   * the box length byte is read UNSIGNED, the box must hold exactly one
     u64s value (its shape, if any, is ignored);

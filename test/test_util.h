@@ -85,7 +85,7 @@ inline std::string ReadFile(const std::string& p) {
 }
 
 // A version 1.0 .npy header for the dict text `dict`, by the spec's rule
-// (xla-wire-facts.md section 7): magic, 1.0, u16 length, the text padded
+// (docs/format.md §12.2): magic, 1.0, u16 length, the text padded
 // with spaces so the whole header is a multiple of 64 bytes, then '\n'.
 // Written by hand, independently of decomposed::FormatNpyHeader.
 inline std::string HandNpyHeader(const std::string& dict) {

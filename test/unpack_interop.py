@@ -3,7 +3,7 @@
 
 The script builds decomposed and classic HloSnapshot files itself, with
 protobuf wire encoding written by hand from the spec
-(shared/spec/xla-wire-facts.md, seed 000): no protobuf library and none of
+(docs/format.md): no protobuf library and none of
 this project's writers. Every expected array is constructed here with NumPy.
 For every loadable element type it covers scalar, zero-size and 1-D..4-D
 shapes, default, column-major and random layouts, and several legal wire

@@ -3,10 +3,9 @@
 (test/corpus/manifest.tsv) from hand-written bytes.
 
 Nothing here uses this project's writer or protobuf: every file is spelled
-out byte by byte from the wire rules (seed 000 "Byte-layout spec",
-shared/spec/xla-wire-facts.md), with two tiny helpers (varint, box) that
-follow the spec's definition of a box: one length byte L, then L bytes of
-`3a <n> <varint>` (LiteralProto.u64s, packed).
+out byte by byte from the wire rules (docs/format.md §3 to §9), with two
+tiny helpers (varint, box) that follow the spec's definition of a box: one
+length byte L, then L bytes of `3a <n> <varint>` (LiteralProto.u64s, packed).
 
 Manifest columns (tab-separated, one row per file x command):
   file      path under test/corpus/files/

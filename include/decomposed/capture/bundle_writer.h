@@ -1,5 +1,5 @@
 // The bundle writer: what the Neuron runtime's serialize op does for an
-// input snapshot, plus meta.json (neuron-facts.md section 5).
+// input snapshot, plus meta.json (docs/format.md §16.3-§16.5).
 //
 //   <call_dir>/tensor<i>.npy | tensor<i>.pt   one file per positional input
 //   <call_dir>/meta.json                      written last

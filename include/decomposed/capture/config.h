@@ -1,6 +1,6 @@
 // Input-snapshot configuration: the seven VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_*
 // environment variables resolved once, with vLLM-Neuron's parsing rules
-// (neuron-facts.md section 5, seed 002 "Configuration").
+// (docs/format.md §16.1).
 //
 //   ENABLE           integer (whitespace allowed); unset or 0: off, other
 //                    integer: on, anything else: error. While off nothing

@@ -1,5 +1,5 @@
 // Capture selection: the three rules of vLLM-Neuron's input snapshots
-// (neuron-facts.md section 5), OR'd together.
+// (docs/format.md §16.2), OR'd together.
 //
 //   call_index  per NEFF: fires when the NEFF's 0-based call index (among
 //               forwards that published a context) is configured, or on

@@ -1,5 +1,5 @@
 // The .npy header: formatting and parsing (NumPy's format.py rules,
-// xla-wire-facts.md section 7).
+// docs/format.md §12.2 and §13).
 //
 //   \x93NUMPY <major> <minor> <header length: u16 LE (1.0) | u32 LE (2.0/3.0)>
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }  + spaces + \n

@@ -1,7 +1,7 @@
 // Streaming .npy reader over a ByteSource: header, dtype mapping to an XLA
 // PrimitiveType, and the raw element bytes in chunks, never the whole array.
 //
-// What it accepts (xla-wire-facts.md sections 6 and 7):
+// What it accepts (docs/format.md §13):
 //   * versions 1.0, 2.0 and 3.0 (header length u16 / u32; 3.0 is UTF-8),
 //     any padding, keys in any order (ParseNpyHeader in npy.h);
 //   * descrs |b1, |i1 <i2 <i4 <i8, |u1 <u2 <u4 <u8, <f2 <f4 <f8, <c8 <c16,

@@ -5,7 +5,7 @@
 //   NpySink<K>        the header + payload writer over a ByteSink K; itself a
 //                     ByteSink for the payload, so decoders stream into it.
 //   NpyHeaderFor()    the header XLA type + dims + order give
-//                     (xla-wire-facts.md section 6: BF16 -> |V2, F8/F4/S4/U4/
+//                     (docs/format.md §12.3: BF16 -> |V2, F8/F4/S4/U4/
 //                     S2/U2 -> |V1, PRED -> |b1, C64 -> <c8, C128 -> <c16).
 //   WriteNpyMetaSidecar()  `<npy path>.meta` = {"ml_dtype": "bfloat16"},
 //                     written atomically (temp file + rename).

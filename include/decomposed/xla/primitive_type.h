@@ -1,8 +1,7 @@
 // XLA PrimitiveType facts: names, element sizes, how a LiteralProto stores
 // each type, and the NumPy dtype an .npy file uses for it. Source:
-// shared/spec/xla-wire-facts.md sections 1, 2, 5 and 6. Pure tables and
-// lookups: nothing here fails or allocates; unknown names and numbers give
-// nullopt / nullptr.
+// docs/format.md §8.2 and §12.3. Pure tables and lookups: nothing here fails
+// or allocates; unknown names and numbers give nullopt / nullptr.
 //
 // Example:
 //   const decomposed::PrimitiveTypeInfo* t = decomposed::FindPrimitiveType(16);
