@@ -110,7 +110,7 @@ std::string B(std::initializer_list<int> b) {
   return s;
 }
 
-// Literal bodies written by hand (docs/format.md), and the C-order bytes
+// Literal bodies written by hand (docs/format.md §8), and the C-order bytes
 // each must become in a bundle.
 struct HandLiteral {
   std::string body;

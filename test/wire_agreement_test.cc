@@ -3,7 +3,7 @@
 // accept exactly the bytes protobuf accepts, with the same values, except
 // where a documented stricter rule of ours refuses (each such case below
 // names its rule; test/protobuf_oracle.h lists them). Every case's bytes
-// are hand-encoded from the wire rules (docs/format.md):
+// are hand-encoded from the wire rules (docs/format.md §3):
 //   tag = (field << 3) | wire type, a varint; varints 7 bits a byte, low
 //   group first, 0x80 = "more follows"; LEN = size varint + bytes.
 // Field numbers: LiteralProto shape 1 (0a), u64s 7 (38 unpacked, 3a

@@ -1,5 +1,5 @@
 // wire::FieldReader and the wire writer, on golden bytes worked out by hand
-// from the protobuf encoding rules (docs/format.md "The protobuf wire"):
+// from the protobuf encoding rules (docs/format.md §3):
 //   tag     = (field << 3) | wire type, as a varint
 //   varint  = 7 bits a byte, low group first, 0x80 = "more follows"
 //   fixed32 / fixed64 = 4 / 8 bytes little-endian
@@ -99,7 +99,7 @@ TEST(FieldReader, VarintsOfTenBytes) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].value, ~uint64_t{0});
   EXPECT_EQ(seen[0].length, 10u);
-  // A 10th byte of 02 carries bit 64: refused (docs/format.md: protobuf
+  // A 10th byte of 02 carries bit 64: refused (docs/format.md §3.1: protobuf
   // drops it; we refuse it).
   seen.clear();
   absl::Status s = ReadBoth(HexBytes("08 ff ff ff ff ff ff ff ff ff 02"), &seen);

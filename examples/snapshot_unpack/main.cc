@@ -1,5 +1,5 @@
 // snapshot-unpack: a drop-in for neuronx-cc's tool of the same name
-// (docs/format.md, "snapshot-unpack"), over decomposed::Unpack.
+// (docs/format.md §1.1 and §12), over decomposed::Unpack.
 //
 //   snapshot-unpack [options] <snapshot>
 //     --module=<string>         default model.hlo

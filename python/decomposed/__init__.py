@@ -201,9 +201,9 @@ class File:
 def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
     """Maps `path` and reads its framing and literal shapes (not the data).
 
-    kind: "auto" (the library's detection rule, docs/format.md), "decomposed"
-    or "classic". lenient_length_byte: read a box length byte >= 0x80 as
-    unsigned, as AWS's Python reader does.
+    kind: "auto" (the library's detection rule, docs/format.md §7.8),
+    "decomposed" or "classic". lenient_length_byte: read a box length byte
+    >= 0x80 as unsigned, as AWS's Python reader does.
     Raises FormatError for malformed files, OSError for I/O errors."""
     if kind not in ("auto", "decomposed", "classic"):
         raise ValueError("kind must be 'auto', 'decomposed' or 'classic'")

@@ -13,7 +13,7 @@
 //     names the missing file);
 //   * a file ending in .npy or .pt: one tensor;
 //   * any other file: a decomposed or classic snapshot (detected by the
-//     rule of docs/format.md), its outputs, or its inputs with
+//     rule of docs/format.md §7.8), its outputs, or its inputs with
 //     options.inputs.
 // Errors are absl::Status in the library's conventions (status.h): the
 // frame, the byte offset, what was expected and what was found, with the

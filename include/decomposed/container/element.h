@@ -1,4 +1,4 @@
-// Primitive B: one length-delimited element (docs/format.md, "Primitive B").
+// Primitive B: one length-delimited element (docs/format.md §5).
 //
 //   box(L)    Primitive A (box.h): the body length, a full 64-bit value
 //   L bytes   the body: a serialized LiteralProto in regions [1] and [2],

@@ -1,4 +1,4 @@
-// The whole decomposed file (docs/format.md, "The file"), for reading and
+// The whole decomposed file (docs/format.md §7), for reading and
 // writing, built on Primitive B (element.h) and Composite C (repeated.h).
 //
 //   region [0]   box(Lm) then Lm bytes of HloSnapshot    "snapshot"

@@ -1,4 +1,4 @@
-// Composite C: a repeated element list (docs/format.md, "Composite C").
+// Composite C: a repeated element list (docs/format.md §6).
 //
 //   box(N)        Primitive A (box.h): the element count
 //   N elements    Primitive B (element.h) each: box(L) + L body bytes

@@ -8,7 +8,7 @@
 //                       transpose), and exposes K's fd for kernel copies
 //                       when K is an FdSink or an AtomicFileSink.
 //   NpyHeaderFor(plan)  the .npy header of a resolved plan (descr from the
-//                       type, docs/format.md "Element types": BF16 -> |V2,
+//                       type, docs/format.md §12.3: BF16 -> |V2,
 //                       F8/F4/S4/U4/S2/U2 -> |V1, PRED -> |b1, ...).
 //   DecodeLiteralToNpy  decodes and writes header + payload to K.
 //

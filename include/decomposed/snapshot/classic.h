@@ -1,6 +1,6 @@
 // The classic mapping: one classic HloSnapshot <-> its module, its list of
-// input literals and its list of output literals (docs/format.md, "The
-// classic mapping"). Unpack, verify, inspect and convert all map through
+// input literals and its list of output literals (docs/format.md
+// §11.2 to §11.5). Unpack, verify, inspect and convert all map through
 // this module, so they give one answer for one file.
 //
 // HloSnapshot { hlo = 1 (HloProto { hlo_module = 1 }), arguments = 2

@@ -5,7 +5,7 @@
 // the lists -> classic mapping live in classic.h, the classic writer in
 // classic_writer.h, conversion in convert.h.
 //
-// Decomposed (docs/format.md, "The file"):
+// Decomposed (docs/format.md §7.7):
 //   region [0]  box(Lm) + Lm bytes of a literal-empty HloSnapshot
 //   region [1]  box(N) + N x (box(L) + L bytes of LiteralProto)   inputs
 //   region [2]  box(M) + M x (box(L) + body)                       outputs

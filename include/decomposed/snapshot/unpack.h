@@ -1,5 +1,5 @@
-// Unpack: what neuronx-cc's `snapshot-unpack` does (docs/format.md,
-// "snapshot-unpack"), streaming and in bounded memory.
+// Unpack: what neuronx-cc's `snapshot-unpack` does (docs/format.md
+// §1.1, §7, §11 and §12), streaming and in bounded memory.
 //
 //   classic mode     (--snapshot-type=snapshot) the whole file is one
 //                    HloSnapshot, mapped by the classic mapping (classic.h):

@@ -4,7 +4,7 @@
 // reports. The reader (wire/reader.h) and the writer (wire/writer.h) are
 // built on these; decoders use those, not this file's pieces one by one.
 //
-// Rules (protobuf 3.21, docs/format.md "The protobuf wire"), and the three
+// Rules (protobuf 3.21, docs/format.md §3), and the three
 // places where we are stricter than protobuf, each refusing bytes no
 // protobuf writer produces rather than guessing what they mean:
 //   * a varint is at most 10 bytes. Stricter: we refuse a 10th byte above 1

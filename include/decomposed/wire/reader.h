@@ -93,7 +93,7 @@ struct FieldReaderOptions {
   // most limits::kMaxLenSizeBytes bytes and limits::kMaxLenSize. The
   // decomposed format exists because literal bodies outgrow protobuf's
   // 2 GiB: a LiteralProto body's data field may hold more than 2^31 bytes,
-  // a size protobuf cannot read (docs/format.md, "Literal bodies"). Set it
+  // a size protobuf cannot read (docs/format.md §3.3). Set it
   // for the top level of a literal body only; every other message keeps
   // protobuf's limits, and Submessage() readers never inherit it.
   bool large_len_fields = false;

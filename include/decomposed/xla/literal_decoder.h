@@ -1,7 +1,7 @@
 // The streaming LiteralProto decoder: a body on the wire in, an array out to
 // an ArraySink (array_sink.h), with XLA's CreateFromProto(
-// prohibit_empty_literal=true) rules (docs/format.md, "Literal encodings"
-// and "Layouts"). No protobuf message is built: memory stays bounded
+// prohibit_empty_literal=true) rules (docs/format.md §8.3,
+// §9.4 and §10). No protobuf message is built: memory stays bounded
 // whatever the literal's size, including literals over protobuf's 2 GiB
 // limit. The decoder knows no file format: the .npy writer
 // (npy/literal_to_npy.h), the bundle tensor writer (capture) and the

@@ -7,8 +7,8 @@
 // Related headers: varint_encode.h (elements -> varints), literal_body.h
 // (LiteralBody: a literal to write, whatever its origin).
 //
-// The body is what XLA's LiteralBase::ToProto writes (docs/format.md,
-// "Literal encodings"), field by field in field-number order as protobuf
+// The body is what XLA's LiteralBase::ToProto writes (docs/format.md
+// §8.3 and §9.6), field by field in field-number order as protobuf
 // serializes it:
 //
 //   0a <len> ShapeProto

@@ -3,7 +3,7 @@
 // and returns a LiteralPlan: the merged shape, where each data field's
 // records are, the `tuple_literals` occurrences. ResolveArrayPlan then
 // applies XLA's CreateFromProto(prohibit_empty_literal=true) rules
-// (docs/format.md, "Literal encodings") and fills in what an array sink
+// (docs/format.md §10) and fills in what an array sink
 // needs: element type, logical dims, layout order and byte size. No data is
 // read in either step; the decoder (literal_decoder.h) does that.
 //

@@ -1,8 +1,8 @@
 // Chunked decoding of packed varints (PRED, S32, S64, U32, U64 data) into
 // fixed-width little-endian elements, as XLA's CopyFromProto stores them:
 // PRED -> one byte 0/1 (any non-zero varint is 1), S32/U32 -> the low 32
-// bits (protobuf truncates), S64/U64 -> 8 bytes (docs/format.md, "Literal
-// encodings"). The hot loop is unrolled while 10 bytes are in the source
+// bits (protobuf truncates), S64/U64 -> 8 bytes (docs/format.md
+// §8.3). The hot loop is unrolled while 10 bytes are in the source
 // window and bounds-checked near its end; the output goes through a reused
 // buffer to `out`, which is any type with
 //   uint64_t remaining() const;            bytes it still takes

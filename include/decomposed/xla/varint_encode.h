@@ -1,7 +1,7 @@
 // VarintConverter: the encoder's element conversion. It turns fixed-width
 // little-endian elements of a varint type (PRED, S32, S64, U32, U64) into
 // packed varints in chunks, counting (sizing pass) or emitting them, as
-// XLA's LiteralBase::ToProto does (docs/format.md, "Literal encodings"):
+// XLA's LiteralBase::ToProto does (docs/format.md §8.3):
 // PRED non-zero -> 1; S32 sign-extended to 64 bits (negatives take 10
 // bytes, as protobuf's int32 does); U32 zero-extended.
 //
