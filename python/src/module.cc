@@ -637,7 +637,7 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
     SnapshotType type = kind == "decomposed" ? SnapshotType::kDecomposed
                         : kind == "classic"  ? SnapshotType::kClassic
                                              : SnapshotType::kAuto;
-    if (type == SnapshotType::kAuto) type = Take(DetectSnapshotType(path));
+    type = Take(ResolveSnapshotType(type, path));
     if (type == SnapshotType::kDecomposed) {
       f->kind = Kind::kDecomposed;
       BoxReadOptions box;

@@ -166,12 +166,10 @@ absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(
     }
   }
   xla::HloSnapshot parsed;
-  if (header.size() > limits::kMaxSnapshotBytes ||
-      !parsed.ParseFromArray(header.data(), static_cast<int>(header.size()))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path,
-        ": expected an HloSnapshot (classic or decomposed), found bytes "
-        "whose non-literal fields do not parse as one (at byte 0)"));
+  if (absl::Status s = ParseSnapshot(
+          header, Frame{"HloSnapshot without its literals"}, &parsed);
+      !s.ok()) {
+    return WithFile(s, path);
   }
   return header;
 }

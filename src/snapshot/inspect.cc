@@ -180,12 +180,10 @@ absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
 
 absl::StatusOr<InspectReport> InspectFile(const std::string& path,
                                           const InspectOptions& options) {
-  SnapshotType type = options.snapshot_type;
-  if (type == SnapshotType::kAuto) {
-    absl::StatusOr<SnapshotType> t = DetectSnapshotType(path);
-    if (!t.ok()) return t.status();
-    type = *t;
-  }
+  absl::StatusOr<SnapshotType> resolved =
+      ResolveSnapshotType(options.snapshot_type, path);
+  if (!resolved.ok()) return resolved.status();
+  const SnapshotType type = *resolved;
   MmapSource src(path);
   if (!src.status().ok()) return src.status();
   InspectReport report;

@@ -12,22 +12,32 @@
 
 namespace decomposed {
 
+namespace {
+
+// The one table of command-line names; both directions read it.
+struct TypeName {
+  SnapshotType type;
+  std::string_view name;
+};
+constexpr TypeName kTypeNames[] = {
+    {SnapshotType::kClassic, "snapshot"},
+    {SnapshotType::kDecomposed, "decomposed"},
+    {SnapshotType::kAuto, "auto"},
+};
+
+}  // namespace
+
 std::string_view SnapshotTypeName(SnapshotType type) {
-  switch (type) {
-    case SnapshotType::kClassic:
-      return "snapshot";
-    case SnapshotType::kDecomposed:
-      return "decomposed";
-    case SnapshotType::kAuto:
-      return "auto";
+  for (const TypeName& t : kTypeNames) {
+    if (t.type == type) return t.name;
   }
   return "auto";
 }
 
 std::optional<SnapshotType> SnapshotTypeFromName(std::string_view name) {
-  if (name == "snapshot") return SnapshotType::kClassic;
-  if (name == "decomposed") return SnapshotType::kDecomposed;
-  if (name == "auto") return SnapshotType::kAuto;
+  for (const TypeName& t : kTypeNames) {
+    if (t.name == name) return t.type;
+  }
   return std::nullopt;
 }
 
@@ -54,6 +64,12 @@ absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path) {
   }
   if (!src.status().ok()) return WithFile(src.status(), path);
   return type;
+}
+
+absl::StatusOr<SnapshotType> ResolveSnapshotType(SnapshotType requested,
+                                                 const std::string& path) {
+  if (requested != SnapshotType::kAuto) return requested;
+  return DetectSnapshotType(path);
 }
 
 }  // namespace decomposed

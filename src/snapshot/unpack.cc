@@ -22,17 +22,13 @@
 namespace decomposed {
 
 std::string_view UnpackedKindName(UnpackedKind kind) {
-  switch (kind) {
-    case UnpackedKind::kModule:
-      return "module";
-    case UnpackedKind::kInput:
-      return "value_input";
-    case UnpackedKind::kOutput:
-      return "snapshot_output";
-    case UnpackedKind::kMeta:
-      return "meta";
-  }
-  return "module";
+  // Indexed by the enum's value (unpack.h declares them in this order).
+  constexpr std::string_view kNames[] = {"module", "value_input",
+                                         "snapshot_output", "meta"};
+  static_assert(std::size(kNames) ==
+                static_cast<size_t>(UnpackedKind::kMeta) + 1);
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : kNames[0];
 }
 
 // --- HloSnapshotSink ---------------------------------------------------------
@@ -260,13 +256,10 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
       return s;
     }
   }
-  SnapshotType type = options.snapshot_type;
-  if (type == SnapshotType::kAuto) {
-    absl::StatusOr<SnapshotType> detected = DetectSnapshotType(path);
-    if (!detected.ok()) return detected.status();
-    type = *detected;
-  }
-  absl::Status s = type == SnapshotType::kClassic
+  absl::StatusOr<SnapshotType> type =
+      ResolveSnapshotType(options.snapshot_type, path);
+  if (!type.ok()) return type.status();
+  absl::Status s = *type == SnapshotType::kClassic
                        ? UnpackClassic(src, options, written)
                        : UnpackDecomposed(src, options, written);
   return WithFile(s, path);

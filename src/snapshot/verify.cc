@@ -142,12 +142,10 @@ VerifyProblem ProblemFromStatus(const absl::Status& s) {
 
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options) {
-  SnapshotType type = options.snapshot_type;
-  if (type == SnapshotType::kAuto) {
-    absl::StatusOr<SnapshotType> t = DetectSnapshotType(path);
-    if (!t.ok()) return t.status();
-    type = *t;
-  }
+  absl::StatusOr<SnapshotType> resolved =
+      ResolveSnapshotType(options.snapshot_type, path);
+  if (!resolved.ok()) return resolved.status();
+  const SnapshotType type = *resolved;
   MmapSource src(path);
   if (!src.status().ok()) return src.status();
   VerifyReport r;

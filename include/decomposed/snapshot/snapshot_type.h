@@ -50,6 +50,11 @@ std::optional<SnapshotType> SnapshotTypeFromName(std::string_view name);
 // errno) or read.
 absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path);
 
+// The type an option asks for: `requested` itself, or, for kAuto, what
+// DetectSnapshotType(path) finds (never kAuto). Errors: DetectSnapshotType's.
+absl::StatusOr<SnapshotType> ResolveSnapshotType(SnapshotType requested,
+                                                 const std::string& path);
+
 }  // namespace decomposed
 
 #endif  // DECOMPOSED_SNAPSHOT_SNAPSHOT_TYPE_H_

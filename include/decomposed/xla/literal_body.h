@@ -167,12 +167,7 @@ class SerializedBodyImpl final : public LiteralBody {
   }
   absl::Status Write(const ChunkFn& fn) override {
     if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
-    constexpr size_t kChunk = 8 << 20;
-    for (size_t off = 0; off < view_.size(); off += kChunk) {
-      absl::Status s = fn(view_.substr(off, kChunk));
-      if (!s.ok()) return s;
-    }
-    return absl::OkStatus();
+    return SpanElementSource(view_).ForEachChunk(fn);
   }
   absl::StatusOr<std::string> ShapeBytes() override {
     if (!prepared_) return absl::FailedPreconditionError("Prepare() not called");
