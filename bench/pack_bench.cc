@@ -102,7 +102,7 @@ void BM_PackVsCp(benchmark::State& state, const std::string& kind) {
     cp_total += cp;
     PackRequest req;
     req.snapshot = *snap;
-    req.inputs.push_back(NpyInputBody(npy, std::nullopt));
+    req.inputs.push_back(NpyLiteral(npy, std::nullopt));
     auto t0 = std::chrono::steady_clock::now();
     absl::Status s = PackToFile(req, out);
     auto t1 = std::chrono::steady_clock::now();

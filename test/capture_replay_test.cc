@@ -12,7 +12,7 @@
 #include "decomposed/capture/replay.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/inspect.h"
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_decoder.h"
 #include "decomposed/snapshot/producer.h"
 #include "gmock/gmock.h"
@@ -150,7 +150,9 @@ TEST(Replay, HandLiteralsStreamIntoBothFormats) {
   ASSERT_TRUE(snap.ok());
   req.snapshot = *snap;
   const std::vector<HandLiteral> lits = HandLiterals();
-  for (const HandLiteral& l : lits) req.inputs.push_back(SerializedBody(l.body));
+  for (const HandLiteral& l : lits) {
+    req.inputs.push_back(SerializedLiteral(l.body));
+  }
   ASSERT_TRUE(PackToFile(req, root + "/hand.dec").ok());
   for (BundleFormat f : {BundleFormat::kNpy, BundleFormat::kPt}) {
     std::string out = root + "/" + std::string(BundleFormatName(f)) + "/call2";
@@ -245,7 +247,8 @@ TEST(Replay, NoTorchTypeLeavesNoBundle) {
   ASSERT_TRUE(snap.ok());
   req.snapshot = *snap;
   uint8_t s4[2] = {1, 7};
-  req.inputs.push_back(ArrayBody({s4, PrimitiveType::kS4, {2}, std::nullopt}));
+  req.inputs.push_back(
+      ArrayLiteral({s4, PrimitiveType::kS4, {2}, std::nullopt}));
   ASSERT_TRUE(PackToFile(req, root + "/s4.dec").ok());
   absl::Status s = DecomposedToBundle(root + "/s4.dec", root + "/b/call0");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);

@@ -76,15 +76,15 @@ void WriteDecomposed(const std::string& path, const xla::HloModuleProto& m,
                      const std::vector<xla::LiteralProto>& inputs,
                      const std::optional<std::vector<xla::LiteralProto>>&
                          outputs) {
-  std::vector<std::unique_ptr<LiteralBody>> owned;
-  std::vector<LiteralBody*> in, out;
+  std::vector<std::unique_ptr<LiteralSource>> owned;
+  std::vector<LiteralSource*> in, out;
   for (const auto& l : inputs) {
-    owned.push_back(ProtoBody(l));
+    owned.push_back(ProtoLiteral(l));
     in.push_back(owned.back().get());
   }
   if (outputs) {
     for (const auto& l : *outputs) {
-      owned.push_back(ProtoBody(l));
+      owned.push_back(ProtoLiteral(l));
       out.push_back(owned.back().get());
     }
   }

@@ -1,4 +1,4 @@
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_encoder.h"
 
 #include <cstring>
@@ -22,7 +22,8 @@ std::string Encode(const void* data, PrimitiveType t,
   LiteralEncodeOptions o;
   o.allow_unloadable_types = true;
   o.shape.tail_padding_alignment = tail;
-  auto body = ArrayBody(ArrayView{data, t, std::move(dims), std::move(m2m)}, o);
+  auto body =
+      ArrayLiteral(ArrayView{data, t, std::move(dims), std::move(m2m)}, o);
   absl::StatusOr<uint64_t> n = body->Prepare();
   if (!n.ok()) return "ERROR " + std::string(n.status().message());
   if (declared) *declared = *n;
@@ -254,10 +255,11 @@ TEST(LiteralEncoder, RejectsBadSpecs) {
 
 TEST(LiteralEncoder, RefusesUnloadableTypesByDefault) {
   uint8_t v = 1;
-  auto body = ArrayBody(ArrayView{&v, PrimitiveType::kS1, {1}, std::nullopt});
+  auto body =
+      ArrayLiteral(ArrayView{&v, PrimitiveType::kS1, {1}, std::nullopt});
   absl::StatusOr<uint64_t> n = body->Prepare();
   EXPECT_EQ(n.status().code(), absl::StatusCode::kUnimplemented);
-  auto ok = ArrayBody(ArrayView{&v, PrimitiveType::kS4, {1}, std::nullopt});
+  auto ok = ArrayLiteral(ArrayView{&v, PrimitiveType::kS4, {1}, std::nullopt});
   EXPECT_TRUE(ok->Prepare().ok());
 }
 
@@ -275,17 +277,17 @@ TEST(LiteralEncoder, ColumnMajorKeepsPhysicalOrder) {
 
 TEST(LiteralEncoder, SerializedBodyValidates) {
   // No shape: XLA would say "LiteralProto has no shape".
-  auto b = SerializedBody(Bytes({0x42, 0x04, 0, 0, 0, 0}));
+  auto b = SerializedLiteral(Bytes({0x42, 0x04, 0, 0, 0, 0}));
   absl::StatusOr<uint64_t> n = b->Prepare();
   EXPECT_FALSE(n.ok());
   EXPECT_NE(n.status().message().find("no shape"), std::string::npos);
   // Truncated field.
-  auto c = SerializedBody(Bytes({0x0a, 0x10, 0x10}));
+  auto c = SerializedLiteral(Bytes({0x0a, 0x10, 0x10}));
   EXPECT_FALSE(c->Prepare().ok());
   // A good one passes through byte for byte.
   float v = 3;
   std::string good = Encode(&v, PrimitiveType::kF32, {});
-  auto d = SerializedBody(good);
+  auto d = SerializedLiteral(good);
   ASSERT_TRUE(d->Prepare().ok());
   std::string out;
   ASSERT_TRUE(d->Write([&](std::string_view x) {

@@ -128,8 +128,9 @@ TEST(Producer, GoldenTinyFile) {
   uint8_t v = 7;
   LiteralEncodeOptions o;
   o.shape.tail_padding_alignment = false;
-  auto in0 = ArrayBody(ArrayView{&v, PrimitiveType::kU8, {}, std::nullopt}, o);
-  std::vector<LiteralBody*> inputs = {in0.get()};
+  auto in0 =
+      ArrayLiteral(ArrayView{&v, PrimitiveType::kU8, {}, std::nullopt}, o);
+  std::vector<LiteralSource*> inputs = {in0.get()};
   ASSERT_TRUE(w.WriteInputs(inputs).ok());
   ASSERT_TRUE(w.Finish().ok());
   std::string want = Bytes({
@@ -179,7 +180,7 @@ TEST(Producer, LiteralEmptySnapshotDropsLiterals) {
 // ---- Round trips for every element type, from memory and from .npy ----
 
 TEST(Producer, EveryTypeFromMemoryAndNpy) {
-  std::vector<std::unique_ptr<LiteralBody>> bodies;
+  std::vector<std::unique_ptr<LiteralSource>> bodies;
   std::vector<std::string> datas;
   datas.reserve(kNumPrimitiveTypes);  // ArrayViews point into these
   std::vector<PrimitiveType> types;
@@ -194,7 +195,7 @@ TEST(Producer, EveryTypeFromMemoryAndNpy) {
     types.push_back(info.type);
     dims_list.push_back(dims);
     // Memory.
-    bodies.push_back(ArrayBody(
+    bodies.push_back(ArrayLiteral(
         ArrayView{datas.back().data(), info.type, dims, std::nullopt}));
     // .npy (void types get their dtype through the sidecar for half of
     // them, through the explicit override for the other half).
@@ -211,10 +212,10 @@ TEST(Producer, EveryTypeFromMemoryAndNpy) {
                                                Sv(info.ml_dtype), "\"}"));
       }
     }
-    bodies.push_back(NpyInputBody(path, dtype));
+    bodies.push_back(NpyLiteral(path, dtype));
     ++i;
   }
-  std::vector<LiteralBody*> ptrs;
+  std::vector<LiteralSource*> ptrs;
   for (auto& b : bodies) ptrs.push_back(b.get());
   std::string out;
   StringSink sink(&out);
@@ -222,7 +223,7 @@ TEST(Producer, EveryTypeFromMemoryAndNpy) {
   ASSERT_TRUE(w.WriteModule(Module(0, true, 0)).ok());
   absl::Status s = w.WriteInputs(ptrs);
   ASSERT_TRUE(s.ok()) << s;
-  ASSERT_TRUE(w.WriteOutputs(std::vector<LiteralBody*>{ptrs[0]}).ok());
+  ASSERT_TRUE(w.WriteOutputs(std::vector<LiteralSource*>{ptrs[0]}).ok());
   ASSERT_TRUE(w.Finish().ok());
   Parsed p = ParseDecomposed(out);
   ASSERT_TRUE(p.status.ok()) << p.status;
@@ -250,12 +251,12 @@ TEST(Producer, FortranOrderNpyGetsColumnMajorLayout) {
   float v[6] = {0, 1, 2, 3, 4, 5};  // column-major 2x3
   WriteFile(path, FormatNpyHeader({"<f4", true, {2, 3}}) +
                       std::string(reinterpret_cast<char*>(v), 24));
-  auto b = NpyInputBody(path, std::nullopt);
+  auto b = NpyLiteral(path, std::nullopt);
   std::string out;
   StringSink sink(&out);
   DecomposedProducer<StringSink> w(sink);
   ASSERT_TRUE(w.WriteModule(Module(1, true, 0)).ok());
-  ASSERT_TRUE(w.WriteInputs(std::vector<LiteralBody*>{b.get()}).ok());
+  ASSERT_TRUE(w.WriteInputs(std::vector<LiteralSource*>{b.get()}).ok());
   ASSERT_TRUE(w.Finish().ok());
   Parsed p = ParseDecomposed(out);
   ASSERT_TRUE(p.status.ok());
@@ -270,7 +271,7 @@ TEST(Producer, BigEndianNpyIsConverted) {
   std::string path = TempPath("be.npy");
   WriteFile(path, FormatNpyHeader({">i4", false, {2}}) +
                       Bytes({0xff, 0xff, 0xff, 0xfe, 0x00, 0x00, 0x01, 0x00}));
-  auto b = NpyInputBody(path, std::nullopt);
+  auto b = NpyLiteral(path, std::nullopt);
   ASSERT_TRUE(b->Prepare().ok());
   std::string body;
   ASSERT_TRUE(b->Write([&](std::string_view c) {
@@ -307,15 +308,17 @@ TEST(Producer, ZeroInputsZeroOutputsAndAbsentRegion2) {
 
 TEST(Producer, ZeroSizeAndScalarLiterals) {
   float s = 1.5f;
-  auto scalar = ArrayBody(ArrayView{&s, PrimitiveType::kF32, {}, std::nullopt});
+  auto scalar =
+      ArrayLiteral(ArrayView{&s, PrimitiveType::kF32, {}, std::nullopt});
   auto empty =
-      ArrayBody(ArrayView{&s, PrimitiveType::kS32, {0, 4}, std::nullopt});
+      ArrayLiteral(ArrayView{&s, PrimitiveType::kS32, {0, 4}, std::nullopt});
   std::string out;
   StringSink sink(&out);
   DecomposedProducer<StringSink> w(sink);
   ASSERT_TRUE(w.WriteModule(Module(2, true, 0)).ok());
   ASSERT_TRUE(
-      w.WriteInputs(std::vector<LiteralBody*>{scalar.get(), empty.get()}).ok());
+      w.WriteInputs(std::vector<LiteralSource*>{scalar.get(), empty.get()})
+          .ok());
   ASSERT_TRUE(w.Finish().ok());
   Parsed p = ParseDecomposed(out);
   ASSERT_TRUE(p.status.ok());
@@ -331,14 +334,14 @@ TEST(Producer, ProtoBodyAndBadBodies) {
   l.mutable_shape()->set_element_type(xla::F32);
   l.mutable_shape()->mutable_layout();
   l.add_f32s(2.0f);
-  auto good = ProtoBody(l, "input 0");
+  auto good = ProtoLiteral(l, "input 0");
   absl::StatusOr<uint64_t> n = good->Prepare();
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, l.ByteSizeLong());
   xla::LiteralProto nolayout;
   nolayout.mutable_shape()->set_element_type(xla::F32);
   nolayout.add_f32s(1.0f);
-  auto bad = ProtoBody(nolayout, "input 1");
+  auto bad = ProtoLiteral(nolayout, "input 1");
   absl::StatusOr<uint64_t> m = bad->Prepare();
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("no layout"), std::string::npos)
@@ -350,9 +353,10 @@ TEST(Producer, ProtoBodyAndBadBodies) {
 
 TEST(Producer, ClassicSnapshot) {
   float a = 1, b[2] = {2, 3};
-  auto in0 = ArrayBody(ArrayView{&a, PrimitiveType::kF32, {}, std::nullopt});
-  auto in1 = ArrayBody(ArrayView{b, PrimitiveType::kF32, {2}, std::nullopt});
-  auto out0 = ArrayBody(ArrayView{b, PrimitiveType::kF32, {2}, std::nullopt});
+  auto in0 = ArrayLiteral(ArrayView{&a, PrimitiveType::kF32, {}, std::nullopt});
+  auto in1 = ArrayLiteral(ArrayView{b, PrimitiveType::kF32, {2}, std::nullopt});
+  auto out0 =
+      ArrayLiteral(ArrayView{b, PrimitiveType::kF32, {2}, std::nullopt});
   absl::StatusOr<std::string> header =
       SnapshotFromModule(Module(2, true, 1));
   ASSERT_TRUE(header.ok());
@@ -379,7 +383,7 @@ TEST(Producer, ClassicSnapshot) {
 }
 
 // Claims a huge body without holding any data.
-class HugeBody : public LiteralBody {
+class HugeBody : public LiteralSource {
  public:
   absl::StatusOr<uint64_t> Prepare() override { return uint64_t{3} << 30; }
   absl::Status Write(const ChunkFn&) override {
@@ -395,7 +399,7 @@ TEST(Producer, ClassicRefusesPast2GiB) {
   absl::StatusOr<std::string> header = SnapshotFromModule(Module(1, true, 0));
   std::string out;
   StringSink sink(&out);
-  std::vector<LiteralBody*> args = {&huge};
+  std::vector<LiteralSource*> args = {&huge};
   absl::Status s = WriteClassicSnapshot(sink, *header, args, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(s.message().find("2 GiB"), std::string::npos);
@@ -410,7 +414,7 @@ TEST(Producer, PackToFileIsAtomic) {
   std::remove(path.c_str());
   PackRequest req;
   req.snapshot = *SnapshotFromModule(Module(1, true, 0));
-  req.inputs.push_back(NpyInputBody(TempPath("missing.npy"), std::nullopt));
+  req.inputs.push_back(NpyLiteral(TempPath("missing.npy"), std::nullopt));
   absl::Status s = PackToFile(req, path);
   EXPECT_FALSE(s.ok());
   EXPECT_FALSE(Exists(path));
@@ -418,14 +422,14 @@ TEST(Producer, PackToFileIsAtomic) {
   std::string npy = TempPath("atomic_in.npy");
   WriteFile(npy, FormatNpyHeader({"<f4", false, {1}}) + std::string(4, 0));
   req.inputs.clear();
-  req.inputs.push_back(NpyInputBody(npy, std::nullopt));
+  req.inputs.push_back(NpyLiteral(npy, std::nullopt));
   ASSERT_TRUE(PackToFile(req, path).ok());
   Parsed p = ParseDecomposed(ReadFile(path));
   ASSERT_TRUE(p.status.ok());
   EXPECT_EQ(p.inputs.size(), 1u);
   // A failing request leaves the existing file untouched.
   std::string before = ReadFile(path);
-  req.inputs.push_back(NpyInputBody(TempPath("missing.npy"), std::nullopt));
+  req.inputs.push_back(NpyLiteral(TempPath("missing.npy"), std::nullopt));
   EXPECT_FALSE(PackToFile(req, path).ok());
   EXPECT_EQ(ReadFile(path), before);
 }
@@ -436,7 +440,7 @@ TEST(Producer, VoidNpyWithoutDtypeFailsClearly) {
   WriteFile(npy, FormatNpyHeader({"|V2", false, {1}}) + std::string(2, 0));
   LiteralEncodeOptions o;
   o.name = "input 0 (void.npy)";
-  auto b = NpyInputBody(npy, std::nullopt, o);
+  auto b = NpyLiteral(npy, std::nullopt, o);
   absl::StatusOr<uint64_t> n = b->Prepare();
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.status().message().find("input 0 (void.npy)"),
@@ -466,11 +470,11 @@ TEST(ProducerKernelCopy, SameBytesAsStreaming) {
     paths.push_back(path);
   }
   auto bodies = [&] {
-    std::vector<std::unique_ptr<LiteralBody>> b;
+    std::vector<std::unique_ptr<LiteralSource>> b;
     for (const auto& p : paths) {
-      b.push_back(NpyInputBody(p, p.find("kc2") != std::string::npos
-                                      ? std::optional(PrimitiveType::kBF16)
-                                      : std::nullopt));
+      b.push_back(NpyLiteral(p, p.find("kc2") != std::string::npos
+                                    ? std::optional(PrimitiveType::kBF16)
+                                    : std::nullopt));
     }
     return b;
   };
@@ -478,7 +482,7 @@ TEST(ProducerKernelCopy, SameBytesAsStreaming) {
   std::string streamed;
   {
     auto b = bodies();
-    std::vector<LiteralBody*> ptrs;
+    std::vector<LiteralSource*> ptrs;
     for (auto& x : b) ptrs.push_back(x.get());
     StringSink sink(&streamed);
     DecomposedProducer<StringSink> w(sink);

@@ -32,7 +32,7 @@ void WriteFile(const std::string& path, std::string_view data) {
 // F32[2]{0} = [1, 2], as modern XLA writes it.
 std::string GoodBody() {
   float v[2] = {1, 2};
-  auto b = ArrayBody(ArrayView{v, PrimitiveType::kF32, {2}, std::nullopt});
+  auto b = ArrayLiteral(ArrayView{v, PrimitiveType::kF32, {2}, std::nullopt});
   EXPECT_TRUE(b->Prepare().ok());
   std::string out;
   EXPECT_TRUE(b->Write([&](std::string_view c) {
@@ -49,15 +49,15 @@ std::string File(const std::vector<std::string>& inputs) {
   StringSink sink(&out);
   DecomposedProducer<StringSink> w(sink);
   EXPECT_TRUE(w.WriteModule(Bytes({0x0a, 0x01, 0x6d})).ok());
-  std::vector<std::unique_ptr<LiteralBody>> owned;
-  std::vector<LiteralBody*> ptrs;
+  std::vector<std::unique_ptr<LiteralSource>> owned;
+  std::vector<LiteralSource*> ptrs;
   for (const auto& b : inputs) {
-    owned.push_back(SerializedBody(b, /*validate=*/false));
+    owned.push_back(SerializedLiteral(b, /*validate=*/false));
     ptrs.push_back(owned.back().get());
   }
   EXPECT_TRUE(w.WriteInputs(ptrs).ok());
-  auto o = SerializedBody(GoodBody());
-  EXPECT_TRUE(w.WriteOutputs(std::vector<LiteralBody*>{o.get()}).ok());
+  auto o = SerializedLiteral(GoodBody());
+  EXPECT_TRUE(w.WriteOutputs(std::vector<LiteralSource*>{o.get()}).ok());
   EXPECT_TRUE(w.Finish().ok());
   return out;
 }

@@ -62,14 +62,14 @@ absl::Status AddLiterals(const std::vector<std::string>& files,
                          const std::vector<std::optional<PrimitiveType>>& types,
                          std::string_view region,
                          const ShapeEncodeOptions& shape,
-                         std::vector<std::unique_ptr<LiteralBody>>* out) {
+                         std::vector<std::unique_ptr<LiteralSource>>* out) {
   for (size_t i = 0; i < files.size(); ++i) {
     std::string name = absl::StrCat(Sv(region), " ", i, " (", files[i], ")");
     if (EndsWith(files[i], ".npy")) {
       LiteralEncodeOptions o;
       o.shape = shape;
       o.name = name;
-      out->push_back(NpyInputBody(files[i], types[i], o));
+      out->push_back(NpyLiteral(files[i], types[i], o));
     } else {
       if (types[i]) {
         return absl::InvalidArgumentError(
@@ -77,7 +77,7 @@ absl::Status AddLiterals(const std::vector<std::string>& files,
       }
       absl::StatusOr<std::string> body = ReadMessageFile(files[i]);
       if (!body.ok()) return Prefix(body.status(), name);
-      out->push_back(SerializedBody(*std::move(body), true, name));
+      out->push_back(SerializedLiteral(*std::move(body), true, name));
     }
   }
   return absl::OkStatus();

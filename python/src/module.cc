@@ -14,7 +14,7 @@
 //     or a decode (DecodeLiteral into an ArrayBuffer over the new array's
 //     memory). 20,000 literals must iterate in well under a second, so the
 //     per-literal path has no Python code in it.
-//   * write(): PackToFile over ArrayBody literals that point at the callers'
+//   * write(): PackToFile over ArrayLiteral literals that point at the callers'
 //     buffers (the same encoder `decomposed pack` uses for .npy inputs).
 //   * FormatError: a ValueError subclass with .code, .frame and .offset,
 //     raised for every malformed-input status; OS errors become OSError.
@@ -693,9 +693,9 @@ struct WriteArray {
   bool column_major = false;
 };
 
-std::vector<std::unique_ptr<LiteralBody>> Bodies(
+std::vector<std::unique_ptr<LiteralSource>> ArrayLiterals(
     const std::vector<WriteArray>& arrays, std::string_view region) {
-  std::vector<std::unique_ptr<LiteralBody>> out;
+  std::vector<std::unique_ptr<LiteralSource>> out;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const WriteArray& a = arrays[i];
     ArrayView v;
@@ -709,7 +709,7 @@ std::vector<std::unique_ptr<LiteralBody>> Bodies(
     }
     LiteralEncodeOptions o;
     o.name = absl::StrCat(Sv(region), " ", i);
-    out.push_back(ArrayBody(v, o));
+    out.push_back(ArrayLiteral(v, o));
   }
   return out;
 }
@@ -778,8 +778,8 @@ void Write(const std::string& path, py::object module, py::list inputs,
   if (!snap.ok()) Throw(module_path ? WithFile(snap.status(), *module_path)
                                     : Prefix(snap.status(), "module"));
   req.snapshot = *std::move(snap);
-  req.inputs = Bodies(in, "input");
-  req.outputs = Bodies(out, "output");
+  req.inputs = ArrayLiterals(in, "input");
+  req.outputs = ArrayLiterals(out, "output");
   Check(PackToFile(req, path), path);
 }
 

@@ -14,7 +14,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/status.h"
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_decoder.h"
 #include "decomposed/xla/primitive_type.h"
 
@@ -64,7 +64,7 @@ absl::Status BundleToDecomposed(const std::string& call_dir,
     ArraySpec spec{in.dtype->xla_type, in.shape, std::nullopt};
     LiteralEncodeOptions o;
     o.name = absl::StrCat("input ", i, " (", in.path, ")");
-    req.inputs.push_back(std::make_unique<EncodedBody>(
+    req.inputs.push_back(std::make_unique<EncodedLiteral>(
         std::make_unique<BundleTensorSource>(&*b, i), std::move(spec),
         std::move(o)));
   }

@@ -11,11 +11,11 @@ namespace decomposed {
 namespace {
 
 // The .npy file, its header, and the element source the encoder reads.
-class NpyLiteral final : public EncodedBody, private ElementSource {
+class NpyFileLiteral final : public EncodedLiteral, private ElementSource {
  public:
-  NpyLiteral(std::string path, std::optional<PrimitiveType> dtype,
-             LiteralEncodeOptions options)
-      : EncodedBody(std::move(options)), path_(std::move(path)),
+  NpyFileLiteral(std::string path, std::optional<PrimitiveType> dtype,
+                 LiteralEncodeOptions options)
+      : EncodedLiteral(std::move(options)), path_(std::move(path)),
         dtype_(dtype) {}
 
   std::optional<FileSpan> AsFileSpan() const override {
@@ -80,11 +80,11 @@ class NpyLiteral final : public EncodedBody, private ElementSource {
 
 }  // namespace
 
-std::unique_ptr<LiteralBody> NpyInputBody(std::string path,
+std::unique_ptr<LiteralSource> NpyLiteral(std::string path,
                                           std::optional<PrimitiveType> dtype,
                                           LiteralEncodeOptions options) {
-  return std::make_unique<NpyLiteral>(std::move(path), dtype,
-                                      std::move(options));
+  return std::make_unique<NpyFileLiteral>(std::move(path), dtype,
+                                          std::move(options));
 }
 
 }  // namespace decomposed

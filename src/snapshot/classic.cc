@@ -12,9 +12,9 @@
 namespace decomposed {
 namespace {
 
-class Tuple final : public LiteralBody {
+class Tuple final : public LiteralSource {
  public:
-  Tuple(std::vector<LiteralBody*> elements, std::string name)
+  Tuple(std::vector<LiteralSource*> elements, std::string name)
       : elements_(std::move(elements)), name_(std::move(name)) {}
   absl::StatusOr<uint64_t> Prepare() override {
     if (prepared_) return size_;
@@ -22,7 +22,7 @@ class Tuple final : public LiteralBody {
     wire::AppendVarintField(&shape_, 2,
                             static_cast<uint64_t>(PrimitiveType::kTuple));
     sizes_.clear();
-    for (LiteralBody* e : elements_) {
+    for (LiteralSource* e : elements_) {
       absl::StatusOr<uint64_t> n = e->Prepare();
       if (!n.ok()) return n.status();
       absl::StatusOr<std::string> s = e->ShapeBytes();
@@ -57,7 +57,7 @@ class Tuple final : public LiteralBody {
   std::string name() const override { return name_; }
 
  private:
-  std::vector<LiteralBody*> elements_;
+  std::vector<LiteralSource*> elements_;
   std::string name_;
   std::string shape_;
   std::vector<uint64_t> sizes_;
@@ -65,7 +65,7 @@ class Tuple final : public LiteralBody {
   bool prepared_ = false;
 };
 
-absl::StatusOr<bool> IsTupleLiteral(LiteralBody* b) {
+absl::StatusOr<bool> IsTupleLiteral(LiteralSource* b) {
   absl::StatusOr<uint64_t> n = b->Prepare();
   if (!n.ok()) return n.status();
   absl::StatusOr<std::string> s = b->ShapeBytes();
@@ -174,14 +174,14 @@ absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(
   return header;
 }
 
-std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,
-                                       std::string name) {
+std::unique_ptr<LiteralSource> TupleLiteral(
+    std::vector<LiteralSource*> elements, std::string name) {
   return std::make_unique<Tuple>(std::move(elements), std::move(name));
 }
 
 absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
-                                        std::vector<LiteralBody*> inputs,
-                                        std::vector<LiteralBody*> outputs) {
+                                        std::vector<LiteralSource*> inputs,
+                                        std::vector<LiteralSource*> outputs) {
   xla::HloSnapshot snap;
   if (absl::Status s = ParseSnapshot(snapshot, Frame{"snapshot"}, &snap);
       !s.ok()) {
@@ -203,7 +203,7 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
   if (pass_through) {
     plan.arguments = inputs;
   } else {
-    plan.owned.push_back(TupleBody(inputs, "argument 0 (tuple of inputs)"));
+    plan.owned.push_back(TupleLiteral(inputs, "argument 0 (tuple of inputs)"));
     plan.arguments.push_back(plan.owned.back().get());
   }
   if (!outputs.empty()) {
@@ -217,7 +217,7 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
             " outputs (the elements of host_program_shape.result), found ",
             outputs.size()));
       }
-      plan.owned.push_back(TupleBody(outputs, "result (tuple of outputs)"));
+      plan.owned.push_back(TupleLiteral(outputs, "result (tuple of outputs)"));
       plan.result = plan.owned.back().get();
     } else {
       if (outputs.size() != 1) {

@@ -38,8 +38,8 @@ absl::Status SplitLiteralEmptySnapshot(std::string_view snapshot,
 }  // namespace internal
 
 absl::StatusOr<uint64_t> ClassicSnapshotSize(
-    std::string_view snapshot, std::span<LiteralBody* const> arguments,
-    LiteralBody* result) {
+    std::string_view snapshot, std::span<LiteralSource* const> arguments,
+    LiteralSource* result) {
   std::string before, after;
   if (absl::Status s =
           internal::SplitLiteralEmptySnapshot(snapshot, &before, &after);
@@ -47,13 +47,13 @@ absl::StatusOr<uint64_t> ClassicSnapshotSize(
     return s;
   }
   uint64_t total = before.size() + after.size();
-  auto add = [&](uint32_t field, LiteralBody* b) -> absl::Status {
+  auto add = [&](uint32_t field, LiteralSource* b) -> absl::Status {
     absl::StatusOr<uint64_t> n = b->Prepare();
     if (!n.ok()) return n.status();
     total += wire::LenFieldSize(field, *n);
     return absl::OkStatus();
   };
-  for (LiteralBody* a : arguments) {
+  for (LiteralSource* a : arguments) {
     if (absl::Status s = add(2, a); !s.ok()) return s;
   }
   if (result) {

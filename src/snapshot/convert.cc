@@ -18,9 +18,10 @@ namespace {
 
 // A literal given as several serialized occurrences (a merged `result`):
 // their concatenation, which protobuf parses as their merge.
-class MergedBody final : public LiteralBody {
+class MergedLiteral final : public LiteralSource {
  public:
-  MergedBody(std::vector<std::unique_ptr<LiteralBody>> parts, std::string name)
+  MergedLiteral(std::vector<std::unique_ptr<LiteralSource>> parts,
+                std::string name)
       : parts_(std::move(parts)), name_(std::move(name)) {}
   absl::StatusOr<uint64_t> Prepare() override {
     uint64_t total = 0;
@@ -49,7 +50,7 @@ class MergedBody final : public LiteralBody {
   std::string name() const override { return name_; }
 
  private:
-  std::vector<std::unique_ptr<LiteralBody>> parts_;
+  std::vector<std::unique_ptr<LiteralSource>> parts_;
   std::string name_;
 };
 
@@ -61,8 +62,8 @@ class Bodies {
   // Adds the literal `bytes` (at `offset` of the file) to `list`, named
   // `label` in errors.
   void Add(std::string_view bytes, uint64_t offset, const std::string& label,
-           std::vector<LiteralBody*>* list) {
-    owned_.push_back(SerializedBodyView(bytes, validate_, label, offset));
+           std::vector<LiteralSource*>* list) {
+    owned_.push_back(SerializedLiteralView(bytes, validate_, label, offset));
     list->push_back(owned_.back().get());
   }
 
@@ -70,7 +71,7 @@ class Bodies {
   // while a reader is positioned in it.
   absl::Status AddRanges(std::span<const ByteRange> ranges,
                          const std::string& label,
-                         std::vector<LiteralBody*>* list) {
+                         std::vector<LiteralSource*>* list) {
     if (ranges.size() == 1) {
       absl::StatusOr<std::string_view> b = View(ranges[0], label);
       if (!b.ok()) return b.status();
@@ -93,13 +94,13 @@ class Bodies {
         return s;
       }
     }
-    std::vector<std::unique_ptr<LiteralBody>> parts;
+    std::vector<std::unique_ptr<LiteralSource>> parts;
     for (const ByteRange& r : ranges) {
       absl::StatusOr<std::string_view> b = View(r, label);
       if (!b.ok()) return b.status();
-      parts.push_back(SerializedBodyView(*b, false, label, r.offset));
+      parts.push_back(SerializedLiteralView(*b, false, label, r.offset));
     }
-    owned_.push_back(std::make_unique<MergedBody>(std::move(parts), label));
+    owned_.push_back(std::make_unique<MergedLiteral>(std::move(parts), label));
     list->push_back(owned_.back().get());
     return absl::OkStatus();
   }
@@ -117,7 +118,7 @@ class Bodies {
 
   MmapSource& src_;
   bool validate_;
-  std::vector<std::unique_ptr<LiteralBody>> owned_;
+  std::vector<std::unique_ptr<LiteralSource>> owned_;
 };
 
 }  // namespace
@@ -134,10 +135,10 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   absl::StatusOr<std::string> header = LiteralEmptySnapshot(snapshot);
   if (!header.ok()) return WithFile(header.status(), in);
   Bodies bodies(src, options.validate);
-  std::vector<LiteralBody*> inputs, outputs;
+  std::vector<LiteralSource*> inputs, outputs;
   // The elements of one list; each body is borrowed from the mapping.
   auto take = [&](RepeatedReader<MmapSource>& list,
-                  std::vector<LiteralBody*>* to) -> absl::Status {
+                  std::vector<LiteralSource*>* to) -> absl::Status {
     ElementInfo e;
     for (;;) {
       absl::StatusOr<bool> more = list.Next(&e);
@@ -198,7 +199,7 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
                     in);
   }
   Bodies bodies(src, options.validate);
-  std::vector<LiteralBody*> inputs, outputs;
+  std::vector<LiteralSource*> inputs, outputs;
   absl::Status s = ForEachClassicInput(
       src, *snap, frame,
       [](int64_t i) {

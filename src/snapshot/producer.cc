@@ -36,9 +36,9 @@ absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
   return out;
 }
 
-std::unique_ptr<LiteralBody> ProtoBody(const xla::LiteralProto& literal,
-                                       std::string name) {
-  return SerializedBody(literal.SerializeAsString(), true, std::move(name));
+std::unique_ptr<LiteralSource> ProtoLiteral(const xla::LiteralProto& literal,
+                                            std::string name) {
+  return SerializedLiteral(literal.SerializeAsString(), true, std::move(name));
 }
 
 absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
@@ -95,7 +95,7 @@ absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
 absl::Status PackToFile(PackRequest& request, const std::string& path) {
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(path); !s.ok()) return s;
-  std::vector<LiteralBody*> inputs, outputs;
+  std::vector<LiteralSource*> inputs, outputs;
   for (auto& b : request.inputs) inputs.push_back(b.get());
   for (auto& b : request.outputs) outputs.push_back(b.get());
   if (request.format == SnapshotType::kAuto) {

@@ -29,7 +29,7 @@ struct Plan {
   std::vector<std::string> outputs;
 };
 
-std::string LiteralBody(FuzzedDataProvider& fdp) {
+std::string LiteralSource(FuzzedDataProvider& fdp) {
   xla::LiteralProto lit;
   xla::ShapeProto* shape = lit.mutable_shape();
   shape->set_element_type(static_cast<xla::PrimitiveType>(
@@ -48,7 +48,7 @@ std::string LiteralBody(FuzzedDataProvider& fdp) {
 }
 
 std::string Body(FuzzedDataProvider& fdp) {
-  if (fdp.ConsumeBool()) return LiteralBody(fdp);
+  if (fdp.ConsumeBool()) return LiteralSource(fdp);
   return fdp.ConsumeRandomLengthString(300);
 }
 

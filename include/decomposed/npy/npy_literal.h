@@ -1,4 +1,4 @@
-// A .npy file as a literal to write (LiteralBody, xla/literal_body.h): the
+// A .npy file as a literal to write (LiteralSource, xla/literal_source.h): the
 // one adaptor between a .npy and the LiteralEncoder. The file is opened
 // once, by the first Prepare(), and kept open: the header is read from it,
 // the encoder's sizing pass (S32, S64, U32, U64 only) and every Write()
@@ -13,7 +13,7 @@
 // ({"ml_dtype": "bfloat16"}, ReadNpyMetaSidecar), else the descr's type.
 //
 // AsFileSpan(): for little-endian data of a fixed-width or bytes type the
-// body is the encoder's head followed by the file's data bytes unchanged,
+// literal is the encoder's head followed by the file's data bytes unchanged,
 // so a producer writing to a file lets the kernel copy them.
 //
 // Errors (prefixed with options.name and the path): the file cannot be
@@ -22,8 +22,9 @@
 // (LiteralEncoder::Create / Write), e.g. a file that changed size.
 //
 // Example:
-//   auto a = decomposed::NpyInputBody("a.npy", std::nullopt, {.name = "input 0"});
-//   absl::StatusOr<uint64_t> n = a->Prepare();   // exact body size
+//   auto a = decomposed::NpyLiteral("a.npy", std::nullopt,
+//                                   {.name = "input 0"});
+//   absl::StatusOr<uint64_t> n = a->Prepare();   // exact size
 #ifndef DECOMPOSED_NPY_NPY_LITERAL_H_
 #define DECOMPOSED_NPY_NPY_LITERAL_H_
 
@@ -31,14 +32,14 @@
 #include <optional>
 #include <string>
 
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_encoder.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed {
 
 // A literal from the .npy file at `path` (see the file comment).
-std::unique_ptr<LiteralBody> NpyInputBody(std::string path,
+std::unique_ptr<LiteralSource> NpyLiteral(std::string path,
                                           std::optional<PrimitiveType> dtype,
                                           LiteralEncodeOptions options = {});
 

@@ -81,7 +81,7 @@
 #include "decomposed/wire/reader.h"
 #include "decomposed/wire/writer.h"
 #include "decomposed/xla/literal_decoder.h"
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_encoder.h"
 #include "decomposed/xla/literal_plan.h"
 
@@ -364,21 +364,21 @@ absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(const std::string& path);
 // snapshot for a given program (see the file comment). Owns any tuple
 // bodies it creates.
 struct ClassicPlan {
-  std::vector<LiteralBody*> arguments;
-  LiteralBody* result = nullptr;
-  std::vector<std::unique_ptr<LiteralBody>> owned;
+  std::vector<LiteralSource*> arguments;
+  LiteralSource* result = nullptr;
+  std::vector<std::unique_ptr<LiteralSource>> owned;
 };
 // `snapshot` is HloSnapshot bytes whose module's host_program_shape decides
 // the mapping (parsed with protobuf). Errors: kInvalidArgument when they do
 // not parse, or the outputs do not match the program's result.
 absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
-                                        std::vector<LiteralBody*> inputs,
-                                        std::vector<LiteralBody*> outputs);
+                                        std::vector<LiteralSource*> inputs,
+                                        std::vector<LiteralSource*> outputs);
 
 // A TUPLE literal of `elements` (borrowed): shape {TUPLE, tuple_shapes =
 // each element's shape}, then one tuple_literals record per element.
-std::unique_ptr<LiteralBody> TupleBody(std::vector<LiteralBody*> elements,
-                                       std::string name = "tuple");
+std::unique_ptr<LiteralSource> TupleLiteral(
+    std::vector<LiteralSource*> elements, std::string name = "tuple");
 
 }  // namespace decomposed
 

@@ -40,8 +40,8 @@ using ProgressFn = std::function<void(uint64_t bytes_written)>;
 // Exact size of the classic HloSnapshot that WriteClassicSnapshot writes
 // (prepares every body).
 absl::StatusOr<uint64_t> ClassicSnapshotSize(
-    std::string_view snapshot, std::span<LiteralBody* const> arguments,
-    LiteralBody* result);
+    std::string_view snapshot, std::span<LiteralSource* const> arguments,
+    LiteralSource* result);
 
 namespace internal {
 // Splits literal-empty snapshot bytes into the records of fields < 2 and
@@ -58,8 +58,8 @@ absl::Status SplitLiteralEmptySnapshot(std::string_view snapshot,
 // message would reach protobuf's 2 GiB limit.
 template <ByteSink K>
 absl::Status WriteClassicSnapshot(K& sink, std::string_view snapshot,
-                                  std::span<LiteralBody* const> arguments,
-                                  LiteralBody* result,
+                                  std::span<LiteralSource* const> arguments,
+                                  LiteralSource* result,
                                   const ProgressFn& progress = nullptr) {
   std::string before, after;
   if (absl::Status s =
@@ -84,7 +84,7 @@ absl::Status WriteClassicSnapshot(K& sink, std::string_view snapshot,
     return absl::OkStatus();
   };
   if (absl::Status s = fn(before); !s.ok()) return s;
-  auto write_record = [&](uint32_t field, LiteralBody* b) -> absl::Status {
+  auto write_record = [&](uint32_t field, LiteralSource* b) -> absl::Status {
     absl::StatusOr<uint64_t> n = b->Prepare();
     if (!n.ok()) return n.status();
     std::string head;
@@ -92,7 +92,7 @@ absl::Status WriteClassicSnapshot(K& sink, std::string_view snapshot,
     if (absl::Status s = fn(head); !s.ok()) return s;
     return b->Write(fn);
   };
-  for (LiteralBody* a : arguments) {
+  for (LiteralSource* a : arguments) {
     if (absl::Status s = write_record(2, a); !s.ok()) return s;
   }
   if (result) {

@@ -23,7 +23,7 @@
 // seekable sink and a padded 10-byte varint in a 13-byte box (legal, but
 // unlike anything a real producer writes). Each literal's body length is
 // likewise computed exactly before its box is written
-// (LiteralBody::Prepare), one literal at a time, so memory stays bounded by
+// (LiteralSource::Prepare), one literal at a time, so memory stays bounded by
 // one literal's metadata, never its data.
 //
 // Example:
@@ -31,8 +31,9 @@
 //   out.Open("x.decomposed_hlo_snapshot");
 //   decomposed::DecomposedProducer<decomposed::AtomicFileSink> w(out);
 //   w.WriteModule(module_bytes);
-//   auto a = decomposed::NpyInputBody("a.npy", std::nullopt, {.name = "input 0"});
-//   std::vector<decomposed::LiteralBody*> in = {a.get()};
+//   auto a = decomposed::NpyLiteral("a.npy", std::nullopt,
+//                                   {.name = "input 0"});
+//   std::vector<decomposed::LiteralSource*> in = {a.get()};
 //   w.WriteInputs(in);
 //   w.WriteOutputs({});
 //   w.Finish();
@@ -58,7 +59,7 @@
 #include "decomposed/limits.h"
 #include "decomposed/npy/npy_literal.h"
 #include "decomposed/npy/npy_reader.h"
-#include "decomposed/xla/literal_body.h"
+#include "decomposed/xla/literal_source.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/classic.h"
 #include "decomposed/snapshot/classic_writer.h"
@@ -75,12 +76,12 @@ namespace decomposed {
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path);
 
 // ---------------------------------------------------------------------------
-// More literal bodies (see xla/literal_body.h for arrays and bytes,
-// npy/npy_literal.h for NpyInputBody, a .npy file).
+// More literal bodies (see xla/literal_source.h for arrays and bytes,
+// npy/npy_literal.h for NpyLiteral, a .npy file).
 
 // A literal from a protobuf message (serialized once, then written as is).
-std::unique_ptr<LiteralBody> ProtoBody(const xla::LiteralProto& literal,
-                                       std::string name = "literal");
+std::unique_ptr<LiteralSource> ProtoLiteral(const xla::LiteralProto& literal,
+                                            std::string name = "literal");
 
 
 // ---------------------------------------------------------------------------
@@ -105,7 +106,7 @@ class DecomposedProducer {
  public:
   // With `kernel_copy` and an AtomicFileSink or FdSink, literal data that
   // is a verbatim range of an input file (.npy of a fixed-size or bytes
-  // type, little endian) is copied by the kernel (LiteralBody::AsFileSpan).
+  // type, little endian) is copied by the kernel (LiteralSource::AsFileSpan).
   explicit DecomposedProducer(K& sink, DecomposedWriteOptions options = {},
                               bool kernel_copy = true)
       : w_(sink, options), kernel_copy_(kernel_copy) {}
@@ -125,12 +126,12 @@ class DecomposedProducer {
     return w_.WriteSnapshot(*s);
   }
   // Region [1]: the count, then each literal (prepared one at a time).
-  absl::Status WriteInputs(std::span<LiteralBody* const> inputs) {
+  absl::Status WriteInputs(std::span<LiteralSource* const> inputs) {
     if (absl::Status s = w_.BeginInputs(inputs.size()); !s.ok()) return s;
     return WriteList(inputs);
   }
   // Region [2].
-  absl::Status WriteOutputs(std::span<LiteralBody* const> outputs) {
+  absl::Status WriteOutputs(std::span<LiteralSource* const> outputs) {
     if (absl::Status s = w_.BeginOutputs(outputs.size()); !s.ok()) return s;
     return WriteList(outputs);
   }
@@ -139,14 +140,14 @@ class DecomposedProducer {
   absl::Status Finish() { return w_.Finish(); }
 
  private:
-  absl::Status WriteList(std::span<LiteralBody* const> bodies) {
-    for (LiteralBody* b : bodies) {
+  absl::Status WriteList(std::span<LiteralSource* const> bodies) {
+    for (LiteralSource* b : bodies) {
       absl::StatusOr<uint64_t> n = b->Prepare();
       if (!n.ok()) return n.status();
       if (absl::Status s = w_.BeginElement(*n); !s.ok()) return s;
       if (kernel_copy_) {
         if (FdSink* fd_sink = FdSinkOf(w_.sink())) {
-          if (std::optional<LiteralBody::FileSpan> span = b->AsFileSpan()) {
+          if (std::optional<LiteralSource::FileSpan> span = b->AsFileSpan()) {
             absl::Status s = CopySpan(*span, fd_sink);
             if (!s.ok()) return Prefix(s, b->name());
             continue;
@@ -173,7 +174,7 @@ class DecomposedProducer {
     }
   }
 
-  absl::Status CopySpan(const LiteralBody::FileSpan& span, FdSink* fd_sink) {
+  absl::Status CopySpan(const LiteralSource::FileSpan& span, FdSink* fd_sink) {
     if (absl::Status s = w_.Append(span.head); !s.ok()) return s;
     if (!fd_sink->Flush()) return fd_sink->status();
     const uint64_t base = fd_sink->position();
@@ -204,8 +205,8 @@ struct PackRequest {
   // Region [0]: a literal-empty HloSnapshot (SnapshotFromModule or
   // LiteralEmptySnapshot of a file).
   std::string snapshot;
-  std::vector<std::unique_ptr<LiteralBody>> inputs;
-  std::vector<std::unique_ptr<LiteralBody>> outputs;
+  std::vector<std::unique_ptr<LiteralSource>> inputs;
+  std::vector<std::unique_ptr<LiteralSource>> outputs;
   // kDecomposed or kClassic (kAuto is kInvalidArgument).
   SnapshotType format = SnapshotType::kDecomposed;
   DecomposedWriteOptions write;  // write.write_output_count: region [2]

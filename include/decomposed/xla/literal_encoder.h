@@ -4,8 +4,8 @@
 // written, and without ever building the body in memory. The encoder knows
 // no file format: .npy files reach it through npy/npy_literal.h, bundle
 // tensors through capture/replay.cc, memory through SpanElementSource.
-// Related headers: varint_encode.h (elements -> varints), literal_body.h
-// (LiteralBody: a literal to write, whatever its origin).
+// Related headers: varint_encode.h (elements -> varints), literal_source.h
+// (LiteralSource: a literal to write, whatever its origin).
 //
 // The body is what XLA's LiteralBase::ToProto writes (docs/format.md
 // §8.3 and §9.6), field by field in field-number order as protobuf

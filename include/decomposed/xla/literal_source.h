@@ -1,33 +1,35 @@
-// LiteralBody: one literal to be written as an element body (decomposed)
-// or a field (classic HloSnapshot), whatever its origin, with its exact size
-// known before writing. Prepare() computes the size (reading data if it
-// must: varint types take a sizing pass) and validates; Write() streams the
-// body. Prepare() must succeed before Write(); both may be called again
-// (each Write() re-reads its data). The producers (snapshot/producer.h)
-// write any LiteralBody.
+// LiteralSource: one serialized literal to be written, whatever its origin,
+// with its exact size known before writing: an element body in a decomposed
+// file, an `arguments` or `result` field in a classic one (the glossary's
+// "body" is only the former, docs/format.md §2.5). Prepare() computes the
+// size (reading data if it must: varint types take a sizing pass) and
+// validates; Write() streams the serialized literal. Prepare() must succeed
+// before Write(); both may be called again (each Write() re-reads its data).
+// The producers (snapshot/producer.h) write any LiteralSource.
 //
-//   EncodedBody       an array from any ElementSource, through the
-//                     LiteralEncoder (literal_encoder.h)
-//   ArrayBody()       a typed array in memory (ArrayView)
-//   SerializedBody()  bytes already serialized, optionally validated by the
-//                     first pass (literal_plan.h)
-//   npy/npy_literal.h NpyInputBody(): a .npy file
+//   EncodedLiteral       an array from any ElementSource, through the
+//                        LiteralEncoder (literal_encoder.h)
+//   ArrayLiteral()       a typed array in memory (ArrayView)
+//   SerializedLiteral()  bytes already serialized, optionally validated by
+//                        the first pass (literal_plan.h)
+//   NpyLiteral()         a .npy file (npy/npy_literal.h)
+//   TupleLiteral()       a TUPLE of other literals (snapshot/classic.h)
 //
 // Errors: those of LiteralEncoder::Create / Write (invalid spec, data of
 // the wrong size, data that changed between passes), of the first pass for
-// SerializedBody with `validate`, and kFailedPrecondition for Write() or
+// SerializedLiteral with `validate`, and kFailedPrecondition for Write() or
 // ShapeBytes() before a successful Prepare().
 //
 // Example:
 //   float v[2] = {1.0f, 2.0f};
 //   decomposed::ArrayView view{v, decomposed::PrimitiveType::kF32, {2}};
-//   auto body = decomposed::ArrayBody(view);
-//   absl::StatusOr<uint64_t> n = body->Prepare();      // exact body size
+//   auto literal = decomposed::ArrayLiteral(view);
+//   absl::StatusOr<uint64_t> n = literal->Prepare();   // exact size
 //   std::string out;
-//   absl::Status s = body->Write([&](std::string_view c) {
+//   absl::Status s = literal->Write([&](std::string_view c) {
 //     out.append(c); return absl::OkStatus(); });
-#ifndef DECOMPOSED_XLA_LITERAL_BODY_H_
-#define DECOMPOSED_XLA_LITERAL_BODY_H_
+#ifndef DECOMPOSED_XLA_LITERAL_SOURCE_H_
+#define DECOMPOSED_XLA_LITERAL_SOURCE_H_
 
 #include <cstdint>
 #include <memory>
@@ -48,9 +50,9 @@
 
 namespace decomposed {
 
-class LiteralBody {
+class LiteralSource {
  public:
-  virtual ~LiteralBody() = default;
+  virtual ~LiteralSource() = default;
   // The exact number of bytes Write() will produce.
   virtual absl::StatusOr<uint64_t> Prepare() = 0;
   virtual absl::Status Write(const ChunkFn& fn) = 0;
@@ -59,10 +61,10 @@ class LiteralBody {
   // Names the literal in errors ("input 2 (a.npy)").
   virtual std::string name() const = 0;
 
-  // When the body is `head` followed by `length` bytes of the file `path`
+  // When the literal is `head` followed by `length` bytes of the file `path`
   // from `offset` on, unchanged, says so (after Prepare()), so that a
   // writer to a file can let the kernel copy the range (copy_file_range)
-  // instead of reading and writing it. Default: not such a body.
+  // instead of reading and writing it. Default: not such a literal.
   struct FileSpan {
     std::string head;
     std::string path;
@@ -75,7 +77,7 @@ class LiteralBody {
 // A typed array in memory: `data` holds the elements in physical order for
 // the layout (row-major unless minor_to_major says otherwise), little
 // endian, Info(type).element_bytes per element (sub-byte types: one element
-// per byte). The memory must outlive the body.
+// per byte). The memory must outlive the literal.
 struct ArrayView {
   const void* data = nullptr;
   PrimitiveType type = PrimitiveType::kInvalid;
@@ -87,10 +89,10 @@ struct ArrayView {
 // Subclasses that are their own element source and learn the array's spec
 // only when prepared (npy/npy_literal.h) use the protected constructor and
 // override PrepareSpec() and source().
-class EncodedBody : public LiteralBody {
+class EncodedLiteral : public LiteralSource {
  public:
-  EncodedBody(std::unique_ptr<ElementSource> data, ArraySpec spec,
-              LiteralEncodeOptions options)
+  EncodedLiteral(std::unique_ptr<ElementSource> data, ArraySpec spec,
+                 LiteralEncodeOptions options)
       : owned_(std::move(data)), spec_(std::move(spec)),
         options_(std::move(options)) {}
   absl::StatusOr<uint64_t> Prepare() override {
@@ -116,7 +118,7 @@ class EncodedBody : public LiteralBody {
   const LiteralEncoder* encoder() const { return enc_ ? &*enc_ : nullptr; }
 
  protected:
-  explicit EncodedBody(LiteralEncodeOptions options)
+  explicit EncodedLiteral(LiteralEncodeOptions options)
       : options_(std::move(options)) {}
   // The array to encode (called once, by the first Prepare()).
   virtual absl::StatusOr<ArraySpec> PrepareSpec() { return spec_; }
@@ -133,11 +135,11 @@ class EncodedBody : public LiteralBody {
 
 namespace internal {
 
-// Already-serialized body bytes (owned or borrowed).
-class SerializedBodyImpl final : public LiteralBody {
+// An already-serialized literal (owned or borrowed bytes).
+class SerializedLiteralImpl final : public LiteralSource {
  public:
-  SerializedBodyImpl(std::string owned, std::string_view view,
-                     bool validate, std::string name, uint64_t base_offset)
+  SerializedLiteralImpl(std::string owned, std::string_view view,
+                        bool validate, std::string name, uint64_t base_offset)
       : owned_(std::move(owned)),
         view_(owned_.empty() ? view : std::string_view(owned_)),
         validate_(validate), name_(std::move(name)), base_(base_offset) {}
@@ -188,7 +190,7 @@ class SerializedBodyImpl final : public LiteralBody {
 }  // namespace internal
 
 // A literal from a typed array in memory.
-inline std::unique_ptr<LiteralBody> ArrayBody(
+inline std::unique_ptr<LiteralSource> ArrayLiteral(
     const ArrayView& view, LiteralEncodeOptions options = {}) {
   ArraySpec spec{view.type, view.dims, view.minor_to_major};
   uint64_t bytes = 0;
@@ -197,7 +199,7 @@ inline std::unique_ptr<LiteralBody> ArrayBody(
     absl::StatusOr<uint64_t> n = ValidateArraySpec(spec, Frame{options.name});
     if (n.ok()) bytes = *n * i->element_bytes;
   }
-  return std::make_unique<EncodedBody>(
+  return std::make_unique<EncodedLiteral>(
       std::make_unique<SpanElementSource>(std::string_view(
           static_cast<const char*>(view.data), static_cast<size_t>(bytes))),
       std::move(spec), std::move(options));
@@ -205,21 +207,21 @@ inline std::unique_ptr<LiteralBody> ArrayBody(
 
 // A literal already serialized: `body` is written as is. With `validate`,
 // Prepare() checks the wire format and that the shape is one XLA loads.
-inline std::unique_ptr<LiteralBody> SerializedBody(
+inline std::unique_ptr<LiteralSource> SerializedLiteral(
     std::string body, bool validate = true, std::string name = "literal") {
-  return std::make_unique<internal::SerializedBodyImpl>(
+  return std::make_unique<internal::SerializedLiteralImpl>(
       std::move(body), std::string_view(), validate, std::move(name), 0);
 }
-// As SerializedBody, borrowing `body` (which must outlive the result);
+// As SerializedLiteral, borrowing `body` (which must outlive the result);
 // `base_offset` locates it in its file for error messages.
-inline std::unique_ptr<LiteralBody> SerializedBodyView(
+inline std::unique_ptr<LiteralSource> SerializedLiteralView(
     std::string_view body, bool validate = true, std::string name = "literal",
     uint64_t base_offset = 0) {
-  return std::make_unique<internal::SerializedBodyImpl>(
+  return std::make_unique<internal::SerializedLiteralImpl>(
       std::string(), body, validate, std::move(name), base_offset);
 }
 
 
 }  // namespace decomposed
 
-#endif  // DECOMPOSED_XLA_LITERAL_BODY_H_
+#endif  // DECOMPOSED_XLA_LITERAL_SOURCE_H_
