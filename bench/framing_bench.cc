@@ -138,14 +138,14 @@ void BM_BoxEncode(benchmark::State& state) {
 BENCHMARK(BM_BoxEncode);
 
 // Composite C: box(10^6) then 10^6 elements of a 4-byte body each,
-// iterated lazily with RepeatedReader (bodies skipped, not copied).
+// iterated lazily with BlockReader (bodies skipped, not copied).
 constexpr uint64_t kElements = 1000000;
 
-const std::string& Repeated() {
+const std::string& Block() {
   static const std::string* s = [] {
     auto* out = new std::string;
     StringSink sink(out);
-    RepeatedWriter<StringSink> w(sink);
+    BlockWriter<StringSink> w(sink);
     (void)w.Begin(kElements);
     for (uint64_t i = 0; i < kElements; ++i) {
       (void)w.WriteElement(std::string_view("\x10\x09\x2a\x00", 4));
@@ -155,12 +155,12 @@ const std::string& Repeated() {
   return *s;
 }
 
-void BM_RepeatedIterate(benchmark::State& state) {
-  const std::string& bytes = Repeated();
+void BM_BlockIterate(benchmark::State& state) {
+  const std::string& bytes = Block();
   uint64_t total = 0;
   for (auto _ : state) {
     MemorySource src(bytes);
-    RepeatedReader<MemorySource> reader(src, "input");
+    BlockReader<MemorySource> reader(src, "input");
     absl::StatusOr<uint64_t> n = reader.Start();
     if (!n.ok() || *n != kElements) {
       state.SkipWithError("bad count");
@@ -181,7 +181,7 @@ void BM_RepeatedIterate(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kElements));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes.size()));
 }
-BENCHMARK(BM_RepeatedIterate);
+BENCHMARK(BM_BlockIterate);
 
 }  // namespace
 }  // namespace decomposed

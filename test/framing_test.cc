@@ -295,7 +295,7 @@ TEST(DeclaredSizeTest, CountThatExactlyFits) {
   // Count 2 then two empty elements (03 3a 01 00 each): 6 bytes for 2.
   std::string data = HexBytes("03 3a 01 02  03 3a 01 00  03 3a 01 00");
   MemorySource src(data);
-  RepeatedReader<MemorySource> r(src, "input");
+  BlockReader<MemorySource> r(src, "input");
   ASSERT_EQ(*r.Start(), 2u);
   ElementInfo e;
   EXPECT_TRUE(*r.Next(&e));
@@ -309,7 +309,7 @@ TEST(DeclaredSizeTest, BodyLengthPastTheEnd) {
   // Count 1, then a body length of 2^32 with 3 bytes after it.
   std::string data = HexBytes("03 3a 01 01  07 3a 05 80 80 80 80 10  61 62 63");
   MemorySource src(data);
-  RepeatedReader<MemorySource> r(src, "input");
+  BlockReader<MemorySource> r(src, "input");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   absl::StatusOr<bool> more = r.Next(&e);
@@ -477,12 +477,12 @@ TEST(ElementTest, SeekableSourcesSkipWithoutReading) {
 
 // --- Composite C ------------------------------------------------------------------
 
-TEST(RepeatedTest, GoldenBytes) {
+TEST(BlockTest, GoldenBytes) {
   // count 2, then box(1) "a" (61), then box(0) and no body.
   std::string out;
   StringSink sink(&out);
   std::vector<std::string> bodies = {"a", ""};
-  RepeatedWriter<StringSink> w(sink);
+  BlockWriter<StringSink> w(sink);
   ASSERT_TRUE(w.Write(bodies).ok());
   EXPECT_EQ(ToHex(out), "03 3a 01 02 03 3a 01 01 61 03 3a 01 00");
   // An empty list is just its count.
@@ -491,19 +491,19 @@ TEST(RepeatedTest, GoldenBytes) {
   EXPECT_EQ(ToHex(out), "03 3a 01 00");
 }
 
-TEST(RepeatedTest, RoundTripCounts) {
+TEST(BlockTest, RoundTripCounts) {
   for (uint64_t n : {0, 1, 127, 128, 1000}) {
     std::vector<std::string> bodies;
     for (uint64_t i = 0; i < n; ++i) bodies.push_back(std::string(i % 5, 'a' + i % 26));
     std::string out;
     StringSink sink(&out);
-    ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
+    ASSERT_TRUE(BlockWriter<StringSink>(sink).Write(bodies).ok());
     for (int mode = 0; mode < 2; ++mode) {
       testing::FaultOptions o;
       o.max_read = 3;
       o.known_size = mode == 0;
       testing::FaultSource src(out, o);
-      RepeatedReader<testing::FaultSource> r(src, "input");
+      BlockReader<testing::FaultSource> r(src, "input");
       absl::StatusOr<uint64_t> count = r.Start();
       ASSERT_TRUE(count.ok()) << count.status();
       EXPECT_EQ(*count, n);
@@ -523,13 +523,13 @@ TEST(RepeatedTest, RoundTripCounts) {
   }
 }
 
-TEST(RepeatedTest, NextSkipsWhatTheConsumerLeft) {
+TEST(BlockTest, NextSkipsWhatTheConsumerLeft) {
   std::vector<std::string> bodies = {"hello", "world", "!"};
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
+  ASSERT_TRUE(BlockWriter<StringSink>(sink).Write(bodies).ok());
   MemorySource src(out);
-  RepeatedReader<MemorySource> r(src, "output");
+  BlockReader<MemorySource> r(src, "output");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   ASSERT_TRUE(*r.Next(&e));
@@ -541,15 +541,15 @@ TEST(RepeatedTest, NextSkipsWhatTheConsumerLeft) {
   EXPECT_EQ(src.position(), out.size());
 }
 
-TEST(RepeatedTest, ConsumerCannotReadPastTheBody) {
+TEST(BlockTest, ConsumerCannotReadPastTheBody) {
   // The body view ends where the body does, though the source goes on:
   // a decoder handed the view sees a clean end of data there.
   std::vector<std::string> bodies = {"ab", "cd"};
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
+  ASSERT_TRUE(BlockWriter<StringSink>(sink).Write(bodies).ok());
   MemorySource src(out);
-  RepeatedReader<MemorySource> r(src, "output");
+  BlockReader<MemorySource> r(src, "output");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   ASSERT_TRUE(*r.Next(&e));
@@ -568,15 +568,15 @@ TEST(RepeatedTest, ConsumerCannotReadPastTheBody) {
   EXPECT_TRUE(r.done());
 }
 
-TEST(RepeatedTest, SeekableConsumersMayGoBackInsideTheBody) {
+TEST(BlockTest, SeekableConsumersMayGoBackInsideTheBody) {
   // The literal decoder plans a body, then seeks back to its data: the view
   // allows seeks inside the body only.
   std::vector<std::string> bodies = {"0123", "xyz"};
   std::string out;
   StringSink sink(&out);
-  ASSERT_TRUE(RepeatedWriter<StringSink>(sink).Write(bodies).ok());
+  ASSERT_TRUE(BlockWriter<StringSink>(sink).Write(bodies).ok());
   MemorySource src(out);
-  RepeatedReader<MemorySource> r(src, "input");
+  BlockReader<MemorySource> r(src, "input");
   ASSERT_TRUE(r.Start().ok());
   ElementInfo e;
   ASSERT_TRUE(*r.Next(&e));
@@ -589,10 +589,10 @@ TEST(RepeatedTest, SeekableConsumersMayGoBackInsideTheBody) {
   EXPECT_EQ(*r.body().ReadView(3), "xyz");
 }
 
-TEST(RepeatedTest, NextBeforeStart) {
+TEST(BlockTest, NextBeforeStart) {
   std::string out = HexBytes("03 3a 01 00");
   MemorySource src(out);
-  RepeatedReader<MemorySource> r(src, "input");
+  BlockReader<MemorySource> r(src, "input");
   ElementInfo e;
   EXPECT_EQ(r.Next(&e).status().code(), absl::StatusCode::kFailedPrecondition);
 }
@@ -735,7 +735,7 @@ TEST(WholeFileTest, CallsOutOfOrder) {
   EXPECT_EQ(r.Finish().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(WriterTest, ElementAndRepeatedWritersCountBytesAndElements) {
+TEST(WriterTest, ElementAndBlockWritersCountBytesAndElements) {
   std::string out;
   StringSink sink(&out);
   ElementWriter<StringSink> e(sink);
@@ -750,7 +750,7 @@ TEST(WriterTest, ElementAndRepeatedWritersCountBytesAndElements) {
   EXPECT_EQ(ToHex(out), "03 3a 01 03 61 62");  // the last byte went elsewhere
 
   out.clear();
-  RepeatedWriter<StringSink> r(sink);
+  BlockWriter<StringSink> r(sink);
   ASSERT_TRUE(r.Begin(2).ok());
   ASSERT_TRUE(r.WriteElement("a").ok());
   EXPECT_THAT(r.Finish().message(), HasSubstr("declared 2 elements but wrote 1"));

@@ -43,7 +43,7 @@ struct WholeFile {
 };
 
 template <ByteSource S>
-absl::Status ReadListBodies(RepeatedReader<S>& list,
+absl::Status ReadListBodies(BlockReader<S>& list,
                             std::vector<ElementInfo>* infos,
                             std::vector<std::string>* bodies) {
   ElementInfo e;

@@ -137,7 +137,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   Bodies bodies(src, options.validate);
   std::vector<LiteralSource*> inputs, outputs;
   // The elements of one list; each body is borrowed from the mapping.
-  auto take = [&](RepeatedReader<MmapSource>& list,
+  auto take = [&](BlockReader<MmapSource>& list,
                   std::vector<LiteralSource*>* to) -> absl::Status {
     ElementInfo e;
     for (;;) {

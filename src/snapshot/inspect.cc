@@ -31,7 +31,7 @@ absl::Status ScanLiteral(S& body, uint64_t length, const Frame& frame,
 
 // Scans every element of one list: where it is, and its shape.
 template <ByteSource S>
-absl::Status ScanList(RepeatedReader<S>& list,
+absl::Status ScanList(BlockReader<S>& list,
                       std::vector<InspectedLiteral>* out) {
   ElementInfo e;
   for (;;) {

@@ -166,7 +166,7 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
 
 // Writes every element of one list, each decoded from its bounded view.
 template <RewindableSource S>
-absl::Status UnpackList(RepeatedReader<S>& list, HloSnapshotSink& sink,
+absl::Status UnpackList(BlockReader<S>& list, HloSnapshotSink& sink,
                         UnpackedKind kind) {
   ElementInfo e;
   for (;;) {

@@ -52,7 +52,7 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
   snapshot.clear();
   snapshot.shrink_to_fit();
   // Checks every element of one list; false after a framing error.
-  auto check_list = [&](RepeatedReader<MmapSource>& list,
+  auto check_list = [&](BlockReader<MmapSource>& list,
                         uint64_t* count) -> bool {
     ElementInfo e;
     for (;;) {

@@ -1,4 +1,4 @@
-// libFuzzer target: Composite C (RepeatedReader): a count box, then that
+// libFuzzer target: Composite C (BlockReader): a count box, then that
 // many length-prefixed literal bodies, each planned with PlanLiteral and
 // its shape validated. Run over a sized MemorySource and an unsized
 // TrickleSource: a success on one must be a success on the other with the
@@ -18,7 +18,7 @@ namespace {
 template <ByteSource S>
 absl::Status Walk(S& src, const BoxReadOptions& options,
                   std::vector<fuzz::BodySummary>* out) {
-  RepeatedReader<S> r(src, "input", options);
+  BlockReader<S> r(src, "input", options);
   absl::StatusOr<uint64_t> n = r.Start();
   fuzz::CheckErrorShape(n.status());
   if (!n.ok()) return n.status();

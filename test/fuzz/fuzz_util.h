@@ -109,7 +109,7 @@ struct FileSummary {
 // validating its shape. A scan error is returned; a validation error is
 // recorded (ValidateShape is XLA's loader rule, not a framing error).
 template <ByteSource S>
-absl::Status ScanBody(RepeatedReader<S>& list, const ElementInfo& e,
+absl::Status ScanBody(BlockReader<S>& list, const ElementInfo& e,
                       BodySummary* b) {
   const Frame frame = list.BodyFrame();
   b->frame = e;

@@ -60,7 +60,7 @@ void ReadBack(S& src, const Plan& plan, bool absent_expected) {
   FUZZ_CHECK(h.ok() && snap == plan.snapshot);
   absl::StatusOr<uint64_t> n = r.StartInputs();
   FUZZ_CHECK(n.ok() && *n == plan.inputs.size());
-  auto check_list = [&](auto next, RepeatedReader<S>& list,
+  auto check_list = [&](auto next, BlockReader<S>& list,
                         const std::vector<std::string>& want) {
     ElementInfo e;
     for (size_t i = 0;; ++i) {

@@ -1,5 +1,5 @@
 // The whole decomposed file (docs/format.md §7), for reading and
-// writing, built on Primitive B (element.h) and Composite C (repeated.h).
+// writing, built on Primitive B (element.h) and Composite C (block.h).
 //
 //   region [0]   box(Lm) then Lm bytes of HloSnapshot    "snapshot"
 //   region [1]   Composite C of input literals           "input"
@@ -43,7 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/container/box.h"
 #include "decomposed/container/element.h"
-#include "decomposed/container/repeated.h"
+#include "decomposed/container/block.h"
 #include "decomposed/io/bounded.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
@@ -121,7 +121,7 @@ class DecomposedReader {
     return e;
   }
 
-  // Finishes region [0] and reads region [1]'s count (RepeatedReader::Start).
+  // Finishes region [0] and reads region [1]'s count (BlockReader::Start).
   absl::StatusOr<uint64_t> StartInputs() {
     if (state_ != kSnapshot) return Order("StartInputs");
     if (absl::Status s = snapshot_.Finish(); !s.ok()) return s;
@@ -191,8 +191,8 @@ class DecomposedReader {
     return absl::OkStatus();
   }
 
-  RepeatedReader<S>& inputs() { return inputs_; }
-  RepeatedReader<S>& outputs() { return outputs_; }
+  BlockReader<S>& inputs() { return inputs_; }
+  BlockReader<S>& outputs() { return outputs_; }
   // Region [0]'s place, after OpenSnapshot().
   const ElementInfo& snapshot_info() const { return snapshot_info_; }
   S& source() { return src_; }
@@ -223,8 +223,8 @@ class DecomposedReader {
   S& src_;
   DecomposedReadOptions options_;
   ElementReader<S> snapshot_;
-  RepeatedReader<S> inputs_;
-  RepeatedReader<S> outputs_;
+  BlockReader<S> inputs_;
+  BlockReader<S> outputs_;
   ElementInfo snapshot_info_;
   State state_ = kStart;
   bool outputs_absent_ = false;
@@ -256,7 +256,7 @@ class DecomposedWriter {
       : sink_(sink),
         options_(options),
         snapshot_(sink, options.box),
-        repeated_(sink, options.box) {}
+        block_(sink, options.box) {}
 
   // Region [0]. kResourceExhausted (nothing written) for 2 GiB or more.
   absl::Status WriteSnapshot(std::string_view snapshot_bytes) {
@@ -273,31 +273,31 @@ class DecomposedWriter {
   absl::Status BeginInputs(uint64_t count) {
     if (state_ != kSnapshot) return Order("BeginInputs");
     state_ = kInputs;
-    return repeated_.Begin(count);
+    return block_.Begin(count);
   }
   // Region [2]'s count, after every input.
   absl::Status BeginOutputs(uint64_t count) {
     if (state_ != kInputs) return Order("BeginOutputs");
-    if (absl::Status s = repeated_.Finish(); !s.ok()) return s;
+    if (absl::Status s = block_.Finish(); !s.ok()) return s;
     state_ = kOutputs;
-    return repeated_.Begin(count);
+    return block_.Begin(count);
   }
   // Writes a whole element of the current region.
   absl::Status WriteElement(std::string_view body) {
     if (state_ != kInputs && state_ != kOutputs) return Order("WriteElement");
-    return repeated_.WriteElement(body);
+    return block_.WriteElement(body);
   }
   // Starts an element of `length` body bytes, to be given through Append().
   absl::Status BeginElement(uint64_t length) {
     if (state_ != kInputs && state_ != kOutputs) return Order("BeginElement");
-    return repeated_.BeginElement(length);
+    return block_.BeginElement(length);
   }
   absl::Status Append(std::string_view bytes) {
-    return repeated_.Append(bytes);
+    return block_.Append(bytes);
   }
   // See ElementWriter::AppendedExternally.
   absl::Status AppendedExternally(uint64_t n) {
-    return repeated_.AppendedExternally(n);
+    return block_.AppendedExternally(n);
   }
   // Checks the last list is complete, writes region [2]'s count 0 when
   // BeginOutputs() was never called (unless write_output_count is false),
@@ -309,9 +309,9 @@ class DecomposedWriter {
                            : "Finish: region [1] (inputs) not begun");
     }
     if (state_ == kDone) return Order("Finish");
-    if (absl::Status s = repeated_.Finish(); !s.ok()) return s;
+    if (absl::Status s = block_.Finish(); !s.ok()) return s;
     if (state_ == kInputs && options_.write_output_count) {
-      if (absl::Status s = repeated_.Begin(0); !s.ok()) return s;
+      if (absl::Status s = block_.Begin(0); !s.ok()) return s;
     }
     state_ = kDone;
     sink_.Flush();
@@ -330,7 +330,7 @@ class DecomposedWriter {
   K& sink_;
   DecomposedWriteOptions options_;
   ElementWriter<K> snapshot_;
-  RepeatedWriter<K> repeated_;
+  BlockWriter<K> block_;
   State state_ = kStart;
 };
 

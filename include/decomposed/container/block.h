@@ -1,11 +1,12 @@
-// Composite C: a repeated element list (docs/format.md §6).
+// Composite C, the block: a count and that many elements (docs/format.md
+// §6). The input block is region [1], the output block region [2].
 //
 //   box(N)        Primitive A (box.h): the element count
 //   N elements    Primitive B (element.h) each: box(L) + L body bytes
 //
-// There is no terminator: the count delimits the list.
+// There is no terminator: the count delimits the block.
 //
-// RepeatedReader is lazy: one element at a time, never a vector of bodies.
+// BlockReader is lazy: one element at a time, never a vector of bodies.
 // A count that cannot fit in the bytes the source holds (each element takes
 // at least kMinBoxBytes) is rejected at the count box, before any element
 // is read. Each body is handed out as a bounded view (body()); Next() moves
@@ -14,8 +15,8 @@
 // `name` names the elements in error frames: "input" gives "input count
 // box", "input 3 body length box" and "input 3 body".
 //
-// Example (sum the body lengths of a list):
-//   decomposed::RepeatedReader<decomposed::MemorySource> r(src, "input");
+// Example (sum the body lengths of a block):
+//   decomposed::BlockReader<decomposed::MemorySource> r(src, "input");
 //   absl::StatusOr<uint64_t> n = r.Start();
 //   if (!n.ok()) return n.status();
 //   decomposed::ElementInfo e;
@@ -26,11 +27,11 @@
 //     total += e.length;                 // r.body() views the body
 //   }
 //
-// RepeatedWriter writes the count, then exactly that many elements.
-//   decomposed::RepeatedWriter<decomposed::StringSink> w(sink);
+// BlockWriter writes the count, then exactly that many elements.
+//   decomposed::BlockWriter<decomposed::StringSink> w(sink);
 //   absl::Status s = w.Write(std::vector<std::string>{"a", "bc"});
-#ifndef DECOMPOSED_CONTAINER_REPEATED_H_
-#define DECOMPOSED_CONTAINER_REPEATED_H_
+#ifndef DECOMPOSED_CONTAINER_BLOCK_H_
+#define DECOMPOSED_CONTAINER_BLOCK_H_
 
 #include <cstdint>
 #include <optional>
@@ -49,9 +50,9 @@
 namespace decomposed {
 
 template <ByteSource S>
-class RepeatedReader {
+class BlockReader {
  public:
-  RepeatedReader(S& src, std::string_view name, BoxReadOptions options = {})
+  BlockReader(S& src, std::string_view name, BoxReadOptions options = {})
       : src_(src), name_(name), box_(src, options), element_(src, options) {}
 
   // Reads the count box. Errors: those of ReadBox under "<name> count box";
@@ -123,9 +124,9 @@ class RepeatedReader {
 // BeginElement + Append), then Finish() to check the count was met. One
 // writer may write several lists in turn.
 template <ByteSink K>
-class RepeatedWriter {
+class BlockWriter {
  public:
-  explicit RepeatedWriter(K& sink, BoxWriteOptions options = {})
+  explicit BlockWriter(K& sink, BoxWriteOptions options = {})
       : sink_(sink), box_(sink, options), element_(sink, options) {}
 
   // Writes the count box of a list of `count` elements.
@@ -194,4 +195,4 @@ class RepeatedWriter {
 
 }  // namespace decomposed
 
-#endif  // DECOMPOSED_CONTAINER_REPEATED_H_
+#endif  // DECOMPOSED_CONTAINER_BLOCK_H_
