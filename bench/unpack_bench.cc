@@ -90,7 +90,7 @@ std::string InputFor(Kind kind) {
   decomposed::AtomicFileSink out;
   if (!out.Open(path).ok()) std::abort();
   decomposed::DecomposedWriter<decomposed::AtomicFileSink> w(out);
-  (void)w.WriteSnapshot(snap);
+  (void)w.WriteHeader(snap);
   (void)w.BeginInputs(1);
   (void)w.BeginElement(head.size() + data_len);
   (void)w.Append(head);

@@ -47,7 +47,7 @@ uint64_t FileSize(int fd) {
 template <ByteSink K>
 void WriteSample(K& sink) {
   DecomposedWriter<K> w(sink);
-  ASSERT_TRUE(w.WriteSnapshot("snap").ok());
+  ASSERT_TRUE(w.WriteHeader("snap").ok());
   ASSERT_TRUE(w.BeginInputs(1).ok());
   ASSERT_TRUE(w.WriteElement("body").ok());
   ASSERT_TRUE(w.Finish().ok());
@@ -172,7 +172,7 @@ TEST(FdSinkTest, WriterReportsTheSinkError) {
   DecomposedWriter<FdSink> w(sink);
   // Everything fits the 16-byte buffer until the body; the first flush
   // fails, and every later call reports the same sticky error.
-  EXPECT_TRUE(w.WriteSnapshot("snap").ok());
+  EXPECT_TRUE(w.WriteHeader("snap").ok());
   EXPECT_TRUE(w.BeginInputs(1).ok());
   absl::Status s = w.WriteElement(std::string(100, 'b'));
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);  // ENOSPC

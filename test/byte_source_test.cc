@@ -36,7 +36,7 @@ std::string BigFile() {
   StringSink sink(&data);
   DecomposedWriter<StringSink> w(sink);
   std::string snapshot(5000, 's');
-  EXPECT_TRUE(w.WriteSnapshot(snapshot).ok());
+  EXPECT_TRUE(w.WriteHeader(snapshot).ok());
   std::vector<size_t> sizes = {0, 1, 127, 128, 4095, 4096, 4097, 300000, 3};
   EXPECT_TRUE(w.BeginInputs(sizes.size()).ok());
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -200,7 +200,7 @@ TYPED_TEST(SourceTest, SkippingMatchesReading) {
   std::string data = BigFile();
   auto src = this->factory.Make(data);
   DecomposedReader<typename TypeParam::Source> r(*src);
-  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
+  absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->length, 5000u);
   ASSERT_EQ(*r.StartInputs(), 9u);
@@ -310,7 +310,7 @@ TEST(FaultSourceTest, ErrorOnEveryNthRead) {
 }
 
 TEST(FaultSourceTest, ErrorIsNamedByFrame) {
-  // The first read fails: the snapshot length box reports it.
+  // The first read fails: the header length box reports it.
   testing::FaultOptions o;
   o.fail_on_call = 1;
   o.fail_errno = EACCES;
@@ -320,7 +320,7 @@ TEST(FaultSourceTest, ErrorIsNamedByFrame) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(f.status().message()),
-              ::testing::StartsWith("snapshot length box: reading at byte 0"));
+              ::testing::StartsWith("header length box: reading at byte 0"));
 }
 
 TEST(MmapSourceTest, ZeroCopyViews) {
@@ -329,7 +329,7 @@ TEST(MmapSourceTest, ZeroCopyViews) {
   MmapSource src(dir.Write("f", data));
   ASSERT_TRUE(src.status().ok());
   DecomposedReader<MmapSource> r(src);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
   ASSERT_EQ(*r.StartInputs(), 9u);
   ElementInfo e;
   const char* first = nullptr;

@@ -540,7 +540,7 @@ TEST(ClassicWireAgreement, ASnapshotOf2GiBOrMoreIsRefusedAsProtobufRefusesIt) {
   std::string bytes = Len(1, "");
   MemorySource src(bytes);
   absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(
-      src, {0, limits::kMaxSnapshotBytes + 1}, Frame{"snapshot"});
+      src, {0, limits::kMaxMessageBytes + 1}, Frame{"snapshot"});
   ASSERT_FALSE(snap.ok());
   EXPECT_EQ(snap.status().code(), absl::StatusCode::kResourceExhausted);
 }

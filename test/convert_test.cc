@@ -118,7 +118,7 @@ Blocks ReadDecomposed(const std::string& path) {
   MemorySource src(data);
   DecomposedReader r(src);
   std::string snap;
-  EXPECT_TRUE(r.ReadSnapshot(&snap).ok());
+  EXPECT_TRUE(r.ReadHeader(&snap).ok());
   EXPECT_TRUE(b.header.ParseFromString(snap));
   EXPECT_TRUE(r.StartInputs().ok());
   ElementInfo e;

@@ -44,8 +44,8 @@ constexpr uint64_t kMax = ~uint64_t{0};
 //   body               0a 04 10 04 2a 00 22 01 0a     (9 bytes)
 //
 //   offset  bytes                          frame
-//   0       03 3a 01 07                    snapshot length box (7)
-//   4       0a 05 0a 03 0a 01 6d           snapshot
+//   0       03 3a 01 07                    header length box (7)
+//   4       0a 05 0a 03 0a 01 6d           header
 //   11      03 3a 01 02                    input count box (2)
 //   15      03 3a 01 09                    input 0 body length box (9)
 //   19      0a 04 10 04 2a 00 22 01 05     input 0 body
@@ -103,7 +103,7 @@ TEST(TinyFileTest, WriterProducesTheGoldenBytes) {
   std::string out;
   StringSink sink(&out);
   DecomposedWriter<StringSink> w(sink);
-  ASSERT_TRUE(w.WriteSnapshot(HexBytes("0a 05 0a 03 0a 01 6d")).ok());
+  ASSERT_TRUE(w.WriteHeader(HexBytes("0a 05 0a 03 0a 01 6d")).ok());
   ASSERT_TRUE(w.BeginInputs(2).ok());
   ASSERT_TRUE(w.WriteElement(HexBytes("0a 04 10 04 2a 00 22 01 05")).ok());
   // The second input streamed in two pieces.
@@ -131,7 +131,7 @@ TEST(TinyFileTest, WithoutRegion2) {
   DecomposedWriteOptions o;
   o.write_output_count = false;
   DecomposedWriter<StringSink> w(sink, o);
-  ASSERT_TRUE(w.WriteSnapshot(f->snapshot).ok());
+  ASSERT_TRUE(w.WriteHeader(f->snapshot).ok());
   ASSERT_TRUE(w.BeginInputs(2).ok());
   ASSERT_TRUE(w.WriteElement(f->input_bodies[0]).ok());
   ASSERT_TRUE(w.WriteElement(f->input_bodies[1]).ok());
@@ -144,7 +144,7 @@ TEST(TinyFileTest, WriterAlwaysWritesAnOutputCountByDefault) {
   std::string out;
   StringSink sink(&out);
   DecomposedWriter<StringSink> w(sink);
-  ASSERT_TRUE(w.WriteSnapshot(HexBytes("0a 05 0a 03 0a 01 6d")).ok());
+  ASSERT_TRUE(w.WriteHeader(HexBytes("0a 05 0a 03 0a 01 6d")).ok());
   ASSERT_TRUE(w.BeginInputs(2).ok());
   ASSERT_TRUE(w.WriteElement(HexBytes("0a 04 10 04 2a 00 22 01 05")).ok());
   ASSERT_TRUE(w.WriteElement(HexBytes("22 02 01 02")).ok());
@@ -162,8 +162,8 @@ TEST(TinyFileTest, WriterAlwaysWritesAnOutputCountByDefault) {
 // known size, a count that cannot fit in the bytes that remain (3 bytes per
 // element at least) is rejected at the count box itself.
 std::string ExpectedFrame(size_t t, bool known_size) {
-  if (t < 4) return "snapshot length box";
-  if (t < 11) return "snapshot";
+  if (t < 4) return "header length box";
+  if (t < 11) return "header";
   if (t < 15) return "input count box";
   if (known_size && t < 21) return "input count box";  // 2 > (t-15)/3
   if (t < 19) return "input 0 body length box";
@@ -227,12 +227,12 @@ TEST(TruncationTest, MessagesGiveExpectedAndFound) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().message(),
             "input 0 body: declared 9 bytes but 2 remain (at byte 19)");
-  // Cut inside the snapshot.
+  // Cut inside the header.
   cut = Tiny().substr(0, 6);
   MemorySource src2(cut);
   f = ReadWhole(src2);
   EXPECT_EQ(f.status().message(),
-            "snapshot: declared 7 bytes but 2 remain (at byte 4)");
+            "header: declared 7 bytes but 2 remain (at byte 4)");
   // Cut inside the output count box: 2 of its 4 bytes.
   cut = Tiny().substr(0, 38);
   MemorySource src3(cut);
@@ -281,7 +281,7 @@ TEST(DeclaredSizeTest, CountLargerThanRemainingBytes) {
       HexBytes("03 3a 01 00  0c 3a 0a ff ff ff ff ff ff ff ff ff 01");
   MemorySource src(data);
   DecomposedReader<MemorySource> r(src);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
   absl::StatusOr<uint64_t> n = r.StartInputs();
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), absl::StatusCode::kOutOfRange);
@@ -329,11 +329,11 @@ TEST(DeclaredSizeTest, UnknownSizeNeverAllocatesTheDeclaredLength) {
   testing::FaultSource src(data, o);
   DecomposedReader<testing::FaultSource> r(src);
   std::string snapshot;
-  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(&snapshot);
+  absl::StatusOr<ElementInfo> h = r.ReadHeader(&snapshot);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(h.status().message(),
-            "snapshot: declared 2147483646 bytes but 3 remain (at byte 8)");
+            "header: declared 2147483646 bytes but 3 remain (at byte 8)");
   EXPECT_LT(snapshot.capacity(), size_t{1} << 20);
 }
 
@@ -344,10 +344,11 @@ TEST(DeclaredSizeTest, SnapshotOverProtobufLimit) {
   o.known_size = false;
   testing::FaultSource src(data, o);
   DecomposedReader<testing::FaultSource> r(src);
-  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
+  absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(h.status().message()), StartsWith("snapshot length box:"));
+  EXPECT_THAT(std::string(h.status().message()),
+              StartsWith("header length box:"));
 }
 
 // --- Primitive B ----------------------------------------------------------------
@@ -616,7 +617,7 @@ TEST(WholeFileTest, RoundTrips) {
       wo.write_output_count = outputs >= 0;
       wo.box.with_shape = (n_in % 2) == 1;
       DecomposedWriter<StringSink> w(sink, wo);
-      ASSERT_TRUE(w.WriteSnapshot(snapshot).ok());
+      ASSERT_TRUE(w.WriteHeader(snapshot).ok());
       ASSERT_TRUE(w.BeginInputs(in.size()).ok());
       for (const auto& b : in) ASSERT_TRUE(w.WriteElement(b).ok());
       if (outputs > 0) {
@@ -640,7 +641,7 @@ TEST(WholeFileTest, RoundTrips) {
 TEST(WholeFileTest, SkippingEverythingStillChecksTheEnd) {
   MemorySource src(Tiny());
   DecomposedReader<MemorySource> r(src);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
   ASSERT_EQ(*r.StartInputs(), 2u);
   absl::StatusOr<std::optional<uint64_t>> m = r.StartOutputs();
   ASSERT_TRUE(m.ok()) << m.status();
@@ -650,17 +651,17 @@ TEST(WholeFileTest, SkippingEverythingStillChecksTheEnd) {
 }
 
 TEST(WholeFileTest, SnapshotViewThenSkipToRegion1) {
-  // OpenSnapshot leaves region [0] readable through a view; StartInputs
+  // OpenHeader leaves region [0] readable through a view; StartInputs
   // moves past whatever the consumer left of it.
   MemorySource src(Tiny());
   DecomposedReader<MemorySource> r(src);
-  absl::StatusOr<ElementInfo> h = r.OpenSnapshot();
+  absl::StatusOr<ElementInfo> h = r.OpenHeader();
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->offset, 4u);
   EXPECT_EQ(h->length, 7u);
-  EXPECT_EQ(r.snapshot().remaining(), 7u);
-  EXPECT_EQ(ToHex(std::string(*r.snapshot().ReadView(3))), "0a 05 0a");
-  EXPECT_FALSE(r.snapshot().ReadView(5));  // 4 bytes left in region [0]
+  EXPECT_EQ(r.header().remaining(), 7u);
+  EXPECT_EQ(ToHex(std::string(*r.header().ReadView(3))), "0a 05 0a");
+  EXPECT_FALSE(r.header().ReadView(5));  // 4 bytes left in region [0]
   ASSERT_EQ(*r.StartInputs(), 2u);
   EXPECT_EQ(r.inputs().count_offset(), 11u);
   ElementInfo e;
@@ -674,7 +675,7 @@ TEST(WholeFileTest, RequiredOutputs) {
   {
     MemorySource src(Tiny());
     DecomposedReader<MemorySource> r(src);
-    ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+    ASSERT_TRUE(r.ReadHeader(nullptr).ok());
     ASSERT_TRUE(r.StartInputs().ok());
     absl::StatusOr<uint64_t> m = r.StartRequiredOutputs("asked for");
     ASSERT_TRUE(m.ok()) << m.status();
@@ -688,7 +689,7 @@ TEST(WholeFileTest, RequiredOutputs) {
   DecomposedReadOptions o;
   o.output_name = "snapshot_output";
   DecomposedReader<MemorySource> r(src, o);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
   ASSERT_TRUE(r.StartInputs().ok());
   absl::StatusOr<uint64_t> m = r.StartRequiredOutputs("asked for");
   ASSERT_FALSE(m.ok());
@@ -705,7 +706,7 @@ TEST(WholeFileTest, ElementNamesComeFromTheOptions) {
   DecomposedReadOptions o;
   o.input_name = "value_input";
   DecomposedReader<MemorySource> r(src, o);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
   ASSERT_TRUE(r.StartInputs().ok());
   ElementInfo e;
   absl::StatusOr<bool> more = r.NextInput(&e);
@@ -722,8 +723,8 @@ TEST(WholeFileTest, CallsOutOfOrder) {
   EXPECT_EQ(r.StartOutputs().status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.Finish().code(), absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(r.ReadSnapshot(nullptr).ok());
-  EXPECT_EQ(r.ReadSnapshot(nullptr).status().code(),
+  ASSERT_TRUE(r.ReadHeader(nullptr).ok());
+  EXPECT_EQ(r.ReadHeader(nullptr).status().code(),
             absl::StatusCode::kFailedPrecondition);
   ElementInfo e;
   EXPECT_EQ(r.NextInput(&e).status().code(),
@@ -770,8 +771,8 @@ TEST(WriterTest, MisuseIsReported) {
     DecomposedWriter<StringSink> w(sink);
     EXPECT_EQ(w.BeginInputs(1).code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(w.Finish().code(), absl::StatusCode::kFailedPrecondition);
-    ASSERT_TRUE(w.WriteSnapshot("x").ok());
-    EXPECT_EQ(w.WriteSnapshot("x").code(),
+    ASSERT_TRUE(w.WriteHeader("x").ok());
+    EXPECT_EQ(w.WriteHeader("x").code(),
               absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(w.WriteElement("x").code(),
               absl::StatusCode::kFailedPrecondition);
@@ -786,7 +787,7 @@ TEST(WriterTest, MisuseIsReported) {
   }
   {
     DecomposedWriter<StringSink> w(sink);
-    ASSERT_TRUE(w.WriteSnapshot("x").ok());
+    ASSERT_TRUE(w.WriteHeader("x").ok());
     ASSERT_TRUE(w.BeginInputs(2).ok());
     ASSERT_TRUE(w.WriteElement("a").ok());
     EXPECT_THAT(w.BeginOutputs(0).message(),

@@ -115,10 +115,10 @@ TEST(LimitsTest, BoxPayloadLenientAtLimit) {
   EXPECT_EQ(v.status().code(), StatusCode::kOutOfRange);
 }
 
-// --- kMaxSnapshotBytes -----------------------------------------------------
+// --- kMaxMessageBytes -----------------------------------------------------
 
 // A sparse file: box(snapshot_len), snapshot_len zero bytes (a hole), then
-// an input count box of 0. Nothing of the hole is read: ReadSnapshot(nullptr)
+// an input count box of 0. Nothing of the hole is read: ReadHeader(nullptr)
 // seeks over it.
 class SparseFile {
  public:
@@ -146,29 +146,29 @@ class SparseFile {
 
 TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
   {
-    SparseFile f(limits::kMaxSnapshotBytes);
+    SparseFile f(limits::kMaxMessageBytes);
     ASSERT_TRUE(f.ok());
     OwnedFd fd;
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
     ASSERT_TRUE(h.ok()) << h.status();
-    EXPECT_EQ(h->length, limits::kMaxSnapshotBytes);
+    EXPECT_EQ(h->length, limits::kMaxMessageBytes);
     absl::StatusOr<uint64_t> n = r.StartInputs();
     ASSERT_TRUE(n.ok()) << n.status();
     EXPECT_EQ(*n, 0u);
   }
   {
-    SparseFile f(limits::kMaxSnapshotBytes + 1);
+    SparseFile f(limits::kMaxMessageBytes + 1);
     ASSERT_TRUE(f.ok());
     OwnedFd fd;
     ASSERT_TRUE(OpenForReading(f.path(), &fd).ok());
     FdSource src(std::move(fd));
     DecomposedReader<FdSource> r(src);
-    absl::StatusOr<ElementInfo> h = r.ReadSnapshot(nullptr);
+    absl::StatusOr<ElementInfo> h = r.ReadHeader(nullptr);
     EXPECT_EQ(h.status().code(), StatusCode::kResourceExhausted);
-    EXPECT_NE(h.status().message().find("snapshot length box"),
+    EXPECT_NE(h.status().message().find("header length box"),
               std::string::npos);
   }
 }
@@ -176,11 +176,11 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
 TEST(LimitsTest, WriterRefusesSnapshotPastLimit) {
   // A real 2 GiB range to point at: a sparse file mapped read-only. The
   // writer checks the size before it reads anything; NullSink reads nothing.
-  SparseFile f(limits::kMaxSnapshotBytes);
+  SparseFile f(limits::kMaxMessageBytes);
   ASSERT_TRUE(f.ok());
   int fd = ::open(f.path().c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  size_t len = static_cast<size_t>(limits::kMaxSnapshotBytes) + 1;
+  size_t len = static_cast<size_t>(limits::kMaxMessageBytes) + 1;
   void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   ASSERT_NE(p, MAP_FAILED);
@@ -188,13 +188,13 @@ TEST(LimitsTest, WriterRefusesSnapshotPastLimit) {
   {
     NullSink sink;
     DecomposedWriter<NullSink> w(sink);
-    EXPECT_TRUE(w.WriteSnapshot(big.substr(0, len - 1)).ok());
+    EXPECT_TRUE(w.WriteHeader(big.substr(0, len - 1)).ok());
     EXPECT_EQ(sink.position(), BoxSize(len - 1) + len - 1);
   }
   {
     NullSink sink;
     DecomposedWriter<NullSink> w(sink);
-    EXPECT_EQ(w.WriteSnapshot(big).code(), StatusCode::kResourceExhausted);
+    EXPECT_EQ(w.WriteHeader(big).code(), StatusCode::kResourceExhausted);
     EXPECT_EQ(sink.position(), 0u);
   }
   ::munmap(p, len);

@@ -79,7 +79,7 @@ Parsed ParseDecomposed(const std::string& bytes) {
   Parsed p;
   MemorySource src(bytes);
   DecomposedReader reader(src);
-  absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(&p.snapshot);
+  absl::StatusOr<ElementInfo> h = reader.ReadHeader(&p.snapshot);
   if (!h.ok()) return p.status = h.status(), p;
   absl::StatusOr<uint64_t> n = reader.StartInputs();
   if (!n.ok()) return p.status = n.status(), p;

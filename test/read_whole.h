@@ -64,7 +64,7 @@ absl::StatusOr<WholeFile> ReadWhole(S& src,
                                     DecomposedReadOptions options = {}) {
   WholeFile f;
   DecomposedReader<S> reader(src, options);
-  absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(&f.snapshot);
+  absl::StatusOr<ElementInfo> h = reader.ReadHeader(&f.snapshot);
   if (!h.ok()) return h.status();
   f.header = *h;
   absl::StatusOr<uint64_t> n = reader.StartInputs();

@@ -90,7 +90,7 @@ TEST(Verify, SignedLengthByte) {
   f[0] = static_cast<char>(0x83);
   VerifyReport r = Verify(f, "signed");
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0].frame, "snapshot length box");
+  EXPECT_EQ(r.problems[0].frame, "header length box");
   EXPECT_EQ(r.problems[0].offset, 0u);
 }
 
@@ -99,7 +99,7 @@ TEST(Verify, SnapshotThatIsNotAnHloSnapshotAndLiteralsStillChecked) {
   f.replace(4, 7, std::string(7, '\xff'));
   VerifyReport r = Verify(f, "badsnap");
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0].frame, "snapshot");
+  EXPECT_EQ(r.problems[0].frame, "header");
   EXPECT_EQ(r.problems[0].offset, 4u);
   EXPECT_EQ(r.inputs, 2u) << "the literals after it were still checked";
 }

@@ -18,9 +18,11 @@ inline constexpr size_t kMaxLenientBoxPayload = 255;
 // value. Callers size encode buffers by it.
 inline constexpr size_t kMaxBoxBytes = 19;
 
-// The region [0] HloSnapshot is one protobuf message and is materialised to
-// be parsed; protobuf cannot parse a message of 2 GiB or more.
-inline constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - 1;
+// Protobuf cannot parse a message of 2 GiB or more. Bounds every message
+// that is materialised to be parsed or must stay parseable by protobuf:
+// region [0] (the header), a module, a classic file written, a literal
+// given to a literal pass.
+inline constexpr uint64_t kMaxMessageBytes = (uint64_t{1} << 31) - 1;
 
 // Occurrences of one message field merged when unpacking a classic
 // snapshot (a repeated `hlo_module` or `result`); each costs 16 bytes.

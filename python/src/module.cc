@@ -573,9 +573,9 @@ void OpenDecomposed(const Mapping& map, FileState* f,
   DecomposedReadOptions options;
   options.box = box;
   DecomposedReader<MemorySource> reader(src, options);
-  ElementInfo header = Take(reader.ReadSnapshot(nullptr));
+  ElementInfo header = Take(reader.ReadHeader(nullptr));
   ReadModuleFacts(file, ByteRange{header.offset, header.length},
-                  Frame{"snapshot"}, f);
+                  Frame{"header"}, f);
   Take(reader.StartInputs());
   ElementInfo e;
   std::vector<ByteRange> bodies;
@@ -602,7 +602,7 @@ void OpenDecomposed(const Mapping& map, FileState* f,
 // see them; `outputs` is None without a `result`.
 void OpenClassic(const Mapping& map, FileState* f) {
   const std::string_view file = map.bytes();
-  const Frame frame{"snapshot"};
+  const Frame frame{"HloSnapshot"};
   ClassicSnapshot snap =
       ReadModuleFacts(file, ByteRange{0, file.size()}, frame, f);
   MemorySource src(file);

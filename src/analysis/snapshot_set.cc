@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
   std::vector<LiteralRef> refs;
   DecomposedReader<MmapSource> reader(*src);
   absl::Status s = [&]() -> absl::Status {
-    if (auto h = reader.ReadSnapshot(nullptr); !h.ok()) return h.status();
+    if (auto h = reader.ReadHeader(nullptr); !h.ok()) return h.status();
     if (auto n = reader.StartInputs(); !n.ok()) return n.status();
     ElementInfo e;
     for (int64_t i = 0;; ++i) {

@@ -87,7 +87,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
   DecomposedReadOptions read;
   read.box.lenient_length_byte = options.lenient_length_byte;
   DecomposedReader reader(src, read);
-  if (absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(nullptr); !h.ok()) {
+  if (absl::StatusOr<ElementInfo> h = reader.ReadHeader(nullptr); !h.ok()) {
     return WithFile(h.status(), decomposed_path);
   }
   if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {

@@ -77,7 +77,7 @@ absl::StatusOr<bool> IsTupleLiteral(LiteralSource* b) {
 
 absl::Status ParseSnapshot(std::string_view bytes, const Frame& frame,
                            xla::HloSnapshot* snap) {
-  if (bytes.size() > limits::kMaxSnapshotBytes ||
+  if (bytes.size() > limits::kMaxMessageBytes ||
       !snap->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return FrameError(absl::StatusCode::kInvalidArgument, frame, 0,
                       "serialized HloSnapshot bytes",
@@ -113,7 +113,7 @@ absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
   MemorySource src(snapshot);
   std::string out;
   if (absl::Status s = ReadLiteralEmptySnapshot(
-          src, ByteRange{0, snapshot.size()}, Frame{"snapshot"}, &out);
+          src, ByteRange{0, snapshot.size()}, Frame{"HloSnapshot"}, &out);
       !s.ok()) {
     return s;
   }
@@ -121,7 +121,7 @@ absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
 }
 
 absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
-  if (module.size() > limits::kMaxSnapshotBytes) {
+  if (module.size() > limits::kMaxMessageBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "module: ", module.size(), " bytes is over protobuf's 2 GiB limit"));
   }
@@ -136,7 +136,7 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
   wire::AppendLenField(&hlo, 1, module);
   std::string snap;
   wire::AppendLenField(&snap, 1, hlo);
-  if (snap.size() > limits::kMaxSnapshotBytes) {
+  if (snap.size() > limits::kMaxMessageBytes) {
     return absl::ResourceExhaustedError(
         "module: the wrapping HloSnapshot would pass protobuf's 2 GiB limit");
   }
@@ -153,7 +153,7 @@ absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(
   if (*type == SnapshotType::kDecomposed) {
     DecomposedReader reader(src);
     std::string snapshot;
-    absl::StatusOr<ElementInfo> e = reader.ReadSnapshot(&snapshot);
+    absl::StatusOr<ElementInfo> e = reader.ReadHeader(&snapshot);
     if (!e.ok()) return WithFile(e.status(), path);
     absl::StatusOr<std::string> h = LiteralEmptySnapshot(snapshot);
     if (!h.ok()) return WithFile(h.status(), path);
@@ -183,7 +183,7 @@ absl::StatusOr<ClassicPlan> PlanClassic(std::string_view snapshot,
                                         std::vector<LiteralSource*> inputs,
                                         std::vector<LiteralSource*> outputs) {
   xla::HloSnapshot snap;
-  if (absl::Status s = ParseSnapshot(snapshot, Frame{"snapshot"}, &snap);
+  if (absl::Status s = ParseSnapshot(snapshot, Frame{"header"}, &snap);
       !s.ok()) {
     return s;
   }

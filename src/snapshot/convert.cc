@@ -130,7 +130,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   if (!src.status().ok()) return src.status();
   DecomposedReader reader(src, options.read);
   std::string snapshot;
-  absl::StatusOr<ElementInfo> head = reader.ReadSnapshot(&snapshot);
+  absl::StatusOr<ElementInfo> head = reader.ReadHeader(&snapshot);
   if (!head.ok()) return WithFile(head.status(), in);
   absl::StatusOr<std::string> header = LiteralEmptySnapshot(snapshot);
   if (!header.ok()) return WithFile(header.status(), in);
@@ -223,7 +223,7 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
   if (absl::Status o = sink.Open(out); !o.ok()) return o;
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
   if (options.progress) w.set_progress(options.progress);
-  if (absl::Status w0 = w.WriteSnapshot(header); !w0.ok()) return w0;
+  if (absl::Status w0 = w.WriteHeader(header); !w0.ok()) return w0;
   if (absl::Status w1 = w.WriteInputs(inputs); !w1.ok()) {
     return WithFile(w1, in);
   }

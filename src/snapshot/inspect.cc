@@ -115,7 +115,7 @@ absl::Status InspectDecomposed(MmapSource& src, const InspectOptions& options,
   DecomposedReader reader(src, options.read);
   std::string snapshot;
   absl::StatusOr<ElementInfo> header =
-      reader.ReadSnapshot(options.module_info ? &snapshot : nullptr);
+      reader.ReadHeader(options.module_info ? &snapshot : nullptr);
   if (!header.ok()) return header.status();
   report->snapshot = *header;
   if (options.module_info) report->module = ModuleInfo(snapshot);
@@ -139,7 +139,7 @@ absl::Status InspectDecomposed(MmapSource& src, const InspectOptions& options,
 
 absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
                             InspectReport* report) {
-  const Frame frame{"snapshot"};
+  const Frame frame{"HloSnapshot"};
   const ByteRange whole{0, *src.size()};
   report->snapshot.length = whole.length;
   absl::StatusOr<ClassicSnapshot> snap =

@@ -22,7 +22,7 @@ absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": expected a regular file"));
   }
-  if (*size > limits::kMaxSnapshotBytes) {
+  if (*size > limits::kMaxMessageBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         path, ": ", *size,
         " bytes is over protobuf's 2 GiB message limit; no protobuf reader "
@@ -105,7 +105,7 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
   if (request.format == SnapshotType::kDecomposed) {
     DecomposedProducer<AtomicFileSink> w(sink, request.write);
     if (request.progress) w.set_progress(request.progress);
-    if (absl::Status s = w.WriteSnapshot(request.snapshot); !s.ok()) return s;
+    if (absl::Status s = w.WriteHeader(request.snapshot); !s.ok()) return s;
     if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return s;
     if (!outputs.empty()) {
       if (absl::Status s = w.WriteOutputs(outputs); !s.ok()) return s;

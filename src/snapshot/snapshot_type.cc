@@ -49,7 +49,7 @@ absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path) {
   FdSource src(std::move(fd));
   if (!src.size()) return SnapshotType::kClassic;
   DecomposedReader<FdSource> reader(src);
-  absl::StatusOr<ElementInfo> snapshot = reader.ReadSnapshot(nullptr);
+  absl::StatusOr<ElementInfo> snapshot = reader.ReadHeader(nullptr);
   SnapshotType type = SnapshotType::kClassic;
   if (snapshot.ok()) {
     absl::StatusOr<uint64_t> n = reader.StartInputs();

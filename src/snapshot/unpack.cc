@@ -130,7 +130,7 @@ namespace {
 template <RewindableSource S>
 absl::Status UnpackClassic(S& src, const UnpackOptions& options,
                            std::vector<UnpackedFile>* written) {
-  const Frame frame{"snapshot"};
+  const Frame frame{"HloSnapshot"};
   const ByteRange all{0, src.size().value_or(0)};
   absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, all, frame);
   if (!snap.ok()) return snap.status();
@@ -193,14 +193,14 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
   ro.input_name = UnpackedKindName(UnpackedKind::kInput);
   ro.output_name = UnpackedKindName(UnpackedKind::kOutput);
   DecomposedReader<S> reader(src, ro);
-  absl::StatusOr<ElementInfo> region0 = reader.OpenSnapshot();
+  absl::StatusOr<ElementInfo> region0 = reader.OpenHeader();
   if (!region0.ok()) return region0.status();
   absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(
-      reader.snapshot(), ByteRange{region0->offset, region0->length},
-      Frame{"snapshot"});
+      reader.header(), ByteRange{region0->offset, region0->length},
+      Frame{"header"});
   if (!snap.ok()) return snap.status();
   HloSnapshotSink sink(options, written);
-  if (absl::Status s = sink.WriteModule(reader.snapshot(), snap->module);
+  if (absl::Status s = sink.WriteModule(reader.header(), snap->module);
       !s.ok()) {
     return s;
   }

@@ -24,12 +24,13 @@ absl::Status CheckLiteral(S& src, std::span<const ByteRange> ranges,
   return DecodeLiteralToNpy(src, ranges, frame, sink, o);
 }
 
-absl::Status CheckSnapshotBytes(std::string_view bytes, uint64_t offset) {
+absl::Status CheckSnapshotBytes(std::string_view bytes, const Frame& frame,
+                                uint64_t offset) {
   xla::HloSnapshot snap;
-  if (bytes.size() > limits::kMaxSnapshotBytes ||
+  if (bytes.size() > limits::kMaxMessageBytes ||
       !snap.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return FrameError(absl::StatusCode::kInvalidArgument, Frame{"snapshot"},
-                      offset, "a serialized HloSnapshot",
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
+                      "a serialized HloSnapshot",
                       "bytes that do not parse as one");
   }
   return absl::OkStatus();
@@ -43,14 +44,16 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
   auto fatal = [&](const absl::Status& s) {
     r->problems.push_back(ProblemFromStatus(s));
   };
-  std::string snapshot;
-  absl::StatusOr<ElementInfo> head = reader.ReadSnapshot(&snapshot);
+  std::string header;
+  absl::StatusOr<ElementInfo> head = reader.ReadHeader(&header);
   if (!head.ok()) return fatal(head.status());
-  if (absl::Status s = CheckSnapshotBytes(snapshot, head->offset); !s.ok()) {
+  if (absl::Status s =
+          CheckSnapshotBytes(header, Frame{"header"}, head->offset);
+      !s.ok()) {
     fatal(s);  // the framing is intact: go on with the literals
   }
-  snapshot.clear();
-  snapshot.shrink_to_fit();
+  header.clear();
+  header.shrink_to_fit();
   // Checks every element of one list; false after a framing error.
   auto check_list = [&](BlockReader<MmapSource>& list,
                         uint64_t* count) -> bool {
@@ -92,7 +95,7 @@ void VerifyClassic(MmapSource& src, VerifyReport* r) {
   if (!snap.ok()) return problem(snap.status());
   std::string header;
   absl::Status h = ReadLiteralEmptySnapshot(src, whole, top, &header);
-  if (h.ok()) h = CheckSnapshotBytes(header, 0);
+  if (h.ok()) h = CheckSnapshotBytes(header, top, 0);
   if (!h.ok()) problem(h);
   absl::Status s = ForEachClassicInput(
       src, *snap, top, [](int64_t i) { return Frame{"input", i, "body"}; },

@@ -126,30 +126,30 @@ def literal(name, data, code, frame, fragment, what):
 
 
 # --- region [0] ---------------------------------------------------------------
-framing("empty.bin", b"", "OUT_OF_RANGE", "snapshot length box",
+framing("empty.bin", b"", "OUT_OF_RANGE", "header length box",
         "found the end of the data (at byte 0", "empty file")
-framing("trunc_snapshot_box.bin", b"\x03\x3a", "OUT_OF_RANGE",
-        "snapshot length box", "declared 3 bytes but 1 remain",
-        "truncated inside the snapshot length box")
-framing("trunc_snapshot_body.bin", box(10) + b"\x0a\x08abcd",
-        "OUT_OF_RANGE", "snapshot", "declared 10 bytes but 6 remain",
-        "truncated inside the snapshot (region [0])")
-framing("snapshot_len_2_40.bin", box(1 << 40) + b"\x0a\x00",
-        "OUT_OF_RANGE", "snapshot",
+framing("trunc_header_box.bin", b"\x03\x3a", "OUT_OF_RANGE",
+        "header length box", "declared 3 bytes but 1 remain",
+        "truncated inside the header length box")
+framing("trunc_header_body.bin", box(10) + b"\x0a\x08abcd",
+        "OUT_OF_RANGE", "header", "declared 10 bytes but 6 remain",
+        "truncated inside the header (region [0])")
+framing("header_len_2_40.bin", box(1 << 40) + b"\x0a\x00",
+        "OUT_OF_RANGE", "header",
         "declared 1099511627776 bytes but 2 remain",
         "header length past the end of the file")
 framing("len_byte_zero.bin", b"\x00" + GOOD, "INVALID_ARGUMENT",
-        "snapshot length box", "found 0 (an empty box)", "length byte 0")
+        "header length box", "found 0 (an empty box)", "length byte 0")
 framing("len_byte_0x80.bin", b"\x80" + b"\x3a\x01\x00" * 50,
-        "INVALID_ARGUMENT", "snapshot length box", "found 0x80",
+        "INVALID_ARGUMENT", "header length box", "found 0x80",
         "length byte >= 0x80 (sign-extended by snapshot-unpack)")
 framing("len_byte_0xff.bin", b"\xff" + b"\x00" * 300, "INVALID_ARGUMENT",
-        "snapshot length box", "found 0xff", "length byte 0xff")
+        "header length box", "found 0xff", "length byte 0xff")
 framing("box_no_u64s.bin", b"\x06\x0a\x04\x10\x09\x2a\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box", "found 0 values",
+        "INVALID_ARGUMENT", "header length box", "found 0 values",
         "box with a U64 shape and no u64s")
 framing("box_two_values_packed.bin", b"\x04\x3a\x02\x00\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box", "found 2 values",
+        "INVALID_ARGUMENT", "header length box", "found 2 values",
         "box with two packed u64s values")
 framing("box_two_values_unpacked.bin",
         HEADER + b"\x04\x38\x01\x38\x01" + element(LIT),
@@ -157,32 +157,32 @@ framing("box_two_values_unpacked.bin",
         "count box with two unpacked u64s records")
 framing("box_shape_f32.bin",
         b"\x09\x0a\x04\x10\x0b\x2a\x00\x3a\x01\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box", "found element_type 11",
+        "INVALID_ARGUMENT", "header length box", "found element_type 11",
         "box whose shape is F32, not U64")
 framing("box_shape_dims.bin",
         b"\x0a\x0a\x05\x10\x09\x1a\x01\x01\x3a\x01\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box",
+        "INVALID_ARGUMENT", "header length box",
         "found a shape with dimensions", "box whose shape has dimensions")
 framing("box_shape_m2m.bin",
         b"\x0c\x0a\x07\x10\x09\x2a\x03\x0a\x01\x00\x3a\x01\x00" +
-        GOOD_INPUTS, "INVALID_ARGUMENT", "snapshot length box",
+        GOOD_INPUTS, "INVALID_ARGUMENT", "header length box",
         "found a non-empty minor_to_major",
         "box whose shape layout has a minor_to_major")
 framing("box_shape_no_type.bin",
         b"\x07\x0a\x02\x2a\x00\x3a\x01\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box",
+        "INVALID_ARGUMENT", "header length box",
         "no element_type (PRIMITIVE_TYPE_INVALID)",
         "box whose shape has no element_type")
 framing("box_unknown_field.bin", b"\x05\x3a\x01\x00\x40\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box", "found field 8 wire type 0",
+        "INVALID_ARGUMENT", "header length box", "found field 8 wire type 0",
         "box with an unknown field (f32s varint)")
 framing("box_varint_overflow.bin",
         b"\x0d\x3a\x0b" + b"\xff" * 10 + b"\x01" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box",
+        "INVALID_ARGUMENT", "header length box",
         "a u64s varint, found a malformed varint",
         "box whose varint has 11 bytes")
 framing("box_packed_len_past_box.bin", b"\x03\x3a\x05\x00" + GOOD_INPUTS,
-        "INVALID_ARGUMENT", "snapshot length box",
+        "INVALID_ARGUMENT", "header length box",
         "field 7 length within the 1 bytes left of the LiteralProto",
         "packed u64s length past the box end")
 
@@ -309,9 +309,9 @@ literal("literal_unknown_type.bin",
         "INVALID_ARGUMENT", "input 0", "99", "element type 99")
 
 # --- unpack only --------------------------------------------------------------
-cases.append(("snapshot_not_hlosnapshot.bin",
+cases.append(("header_not_hlosnapshot.bin",
               box(4) + b"\xff\xff\xff\xff" + GOOD_INPUTS,
-              [("unpack", 1, "INVALID_ARGUMENT", "snapshot", "(at byte 4",
+              [("unpack", 1, "INVALID_ARGUMENT", "header", "(at byte 4",
                 "checked")],
               "region [0] bytes that do not parse as an HloSnapshot"))
 cases.append(("no_region2_dump_outputs.bin", HEADER + GOOD_INPUTS,

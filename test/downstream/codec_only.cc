@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   decomposed::DecomposedReader<decomposed::MmapSource> reader(src);
-  auto header = reader.ReadSnapshot(nullptr);
+  auto header = reader.ReadHeader(nullptr);
   if (!header.ok()) {
     std::cerr << header.status() << "\n";
     return 1;

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   decomposed::MmapSource src(argv[1]);
   decomposed::DecomposedReader<decomposed::MmapSource> reader(src);
   std::string bytes;
-  auto header = reader.ReadSnapshot(&bytes);
+  auto header = reader.ReadHeader(&bytes);
   if (!header.ok()) {
     std::cerr << header.status() << "\n";
     return 1;

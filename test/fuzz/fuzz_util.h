@@ -143,7 +143,7 @@ absl::Status WalkDecomposed(S& src, const DecomposedReadOptions& options,
                             FileSummary* out) {
   DecomposedReader<S> reader(src, options);
   std::string snapshot;
-  absl::StatusOr<ElementInfo> h = reader.ReadSnapshot(&snapshot);
+  absl::StatusOr<ElementInfo> h = reader.ReadHeader(&snapshot);
   CheckErrorShape(h.status());
   if (!h.ok()) return h.status();
   FUZZ_CHECK(snapshot.size() == h->length);

@@ -56,7 +56,7 @@ template <ByteSource S>
 void ReadBack(S& src, const Plan& plan, bool absent_expected) {
   DecomposedReader<S> r(src);
   std::string snap;
-  absl::StatusOr<ElementInfo> h = r.ReadSnapshot(&snap);
+  absl::StatusOr<ElementInfo> h = r.ReadHeader(&snap);
   FUZZ_CHECK(h.ok() && snap == plan.snapshot);
   absl::StatusOr<uint64_t> n = r.StartInputs();
   FUZZ_CHECK(n.ok() && *n == plan.inputs.size());
@@ -138,7 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   };
-  FUZZ_CHECK(w.WriteSnapshot(plan.snapshot).ok());
+  FUZZ_CHECK(w.WriteHeader(plan.snapshot).ok());
   FUZZ_CHECK(w.BeginInputs(plan.inputs.size()).ok());
   write_block(plan.inputs);
   if (plan.has_outputs) {

@@ -1,17 +1,18 @@
 // The whole decomposed file (docs/format.md §7), for reading and
 // writing, built on Primitive B (element.h) and Composite C (block.h).
 //
-//   region [0]   box(Lm) then Lm bytes of HloSnapshot    "snapshot"
-//   region [1]   Composite C of input literals           "input"
-//   region [2]   Composite C of output literals          "output" (optional)
+//   region [0]   box(Lm) then Lm bytes of HloSnapshot    "header"
+//   region [1]   the input block (Composite C)           "input"
+//   region [2]   the output block (Composite C)          "output" (optional)
 //
-// Region [0] has the shape of a Primitive B element whose body is the
-// serialized HloSnapshot (not a LiteralProto); it must be under protobuf's
-// 2 GiB message limit. There is no magic and no terminator. Region [2] is
-// present when any byte follows region [1]: a clean end of data right after
-// region [1] means it is absent. Bytes after region [2] are a trailing-data
-// error. DecomposedReader is the one place this grammar is written; unpack,
-// verify, inspect, convert and type detection all read files through it.
+// Region [0], the header, has the shape of a Primitive B element whose
+// bytes are a serialized HloSnapshot (not a LiteralProto); it must be under
+// protobuf's 2 GiB message limit. There is no magic and no terminator.
+// Region [2] is present when any byte follows region [1]: a clean end of
+// data right after region [1] means it is absent. Bytes after region [2]
+// are a trailing-data error. DecomposedReader is the one place this grammar
+// is written; unpack, verify, inspect, convert and type detection all read
+// files through it.
 //
 // Readers are lazy: one element at a time, never a vector of bodies. A
 // declared length or count is checked against the bytes the source holds
@@ -23,7 +24,7 @@
 // Example (list the inputs of a file):
 //   decomposed::MmapSource src(path);
 //   decomposed::DecomposedReader reader(src);
-//   auto snapshot = reader.ReadSnapshot(nullptr);      // skip region [0]
+//   auto header = reader.ReadHeader(nullptr);          // skip region [0]
 //   auto n = reader.StartInputs();
 //   decomposed::ElementInfo e;
 //   while (*reader.NextInput(&e)) { ... e.offset, e.length, reader.body() ... }
@@ -64,7 +65,7 @@ struct DecomposedReadOptions {
 
 // --- Reading -----------------------------------------------------------------
 
-// Reads a decomposed stream in order: ReadSnapshot (or OpenSnapshot), then
+// Reads a decomposed stream in order: ReadHeader (or OpenHeader), then
 // StartInputs + NextInput, then optionally StartOutputs (or
 // StartRequiredOutputs) + NextOutput, then Finish. A consumer may stop
 // early (unpack without dump-snapshot-outputs stops after region [1]); then
@@ -77,54 +78,52 @@ class DecomposedReader {
   explicit DecomposedReader(S& src, DecomposedReadOptions options = {})
       : src_(src),
         options_(options),
-        snapshot_(src, options.box),
+        header_(src, options.box),
         inputs_(src, options.input_name, options.box),
         outputs_(src, options.output_name, options.box) {}
 
-  // Reads region [0]'s length box and checks that the snapshot bytes are
-  // held and under protobuf's 2 GiB limit (limits::kMaxSnapshotBytes). The
-  // bytes are then readable through snapshot() until StartInputs(), which
-  // skips whatever is left of them. Returns the length box and snapshot
-  // bytes' place. Errors: those of ElementReader::Read under "snapshot
-  // length box" / "snapshot"; kResourceExhausted for a snapshot of 2 GiB or
-  // more.
-  absl::StatusOr<ElementInfo> OpenSnapshot() {
-    if (state_ != kStart) return Order("OpenSnapshot");
+  // Reads region [0]'s length box and checks that the header bytes are
+  // held and under protobuf's 2 GiB limit (limits::kMaxMessageBytes). The
+  // bytes are then readable through header() until StartInputs(), which
+  // skips whatever is left of them. Returns the length box and header
+  // bytes' place. Errors: those of ElementReader::Read under "header length
+  // box" / "header"; kResourceExhausted for a header of 2 GiB or more.
+  absl::StatusOr<ElementInfo> OpenHeader() {
+    if (state_ != kStart) return Order("OpenHeader");
     absl::StatusOr<ElementInfo> e =
-        snapshot_.Read(Frame{"snapshot length box"}, Frame{"snapshot"});
+        header_.Read(Frame{"header length box"}, Frame{"header"});
     if (!e.ok()) return e.status();
-    if (e->length > limits::kMaxSnapshotBytes) {
+    if (e->length > limits::kMaxMessageBytes) {
       return FrameError(absl::StatusCode::kResourceExhausted,
-                        Frame{"snapshot length box"}, e->box_offset,
-                        "a snapshot under protobuf's 2 GiB message limit",
+                        Frame{"header length box"}, e->box_offset,
+                        "a header under protobuf's 2 GiB message limit",
                         absl::StrCat(e->length, " bytes"));
     }
-    snapshot_info_ = *e;
-    state_ = kSnapshot;
+    header_info_ = *e;
+    state_ = kHeader;
     return e;
   }
-  // The snapshot bytes (region [0]) as a bounded view, after OpenSnapshot()
-  // and until StartInputs().
-  LimitedSource<S>& snapshot() { return snapshot_.body(); }
+  // The header bytes (region [0]: a serialized HloSnapshot) as a bounded
+  // view, after OpenHeader() and until StartInputs().
+  LimitedSource<S>& header() { return header_.body(); }
 
-  // OpenSnapshot(), then copies the snapshot bytes into `*bytes` when it is
+  // OpenHeader(), then copies the header bytes into `*bytes` when it is
   // non-null, or skips them (seekable sources do not read them). On success
   // the source is at region [1].
-  absl::StatusOr<ElementInfo> ReadSnapshot(std::string* bytes) {
-    absl::StatusOr<ElementInfo> e = OpenSnapshot();
+  absl::StatusOr<ElementInfo> ReadHeader(std::string* bytes) {
+    absl::StatusOr<ElementInfo> e = OpenHeader();
     if (!e.ok()) return e.status();
     absl::Status s =
-        bytes ? ReadToString(snapshot_.body(), e->length, Frame{"snapshot"},
-                             bytes)
-              : snapshot_.Finish();
+        bytes ? ReadToString(header_.body(), e->length, Frame{"header"}, bytes)
+              : header_.Finish();
     if (!s.ok()) return s;
     return e;
   }
 
   // Finishes region [0] and reads region [1]'s count (BlockReader::Start).
   absl::StatusOr<uint64_t> StartInputs() {
-    if (state_ != kSnapshot) return Order("StartInputs");
-    if (absl::Status s = snapshot_.Finish(); !s.ok()) return s;
+    if (state_ != kHeader) return Order("StartInputs");
+    if (absl::Status s = header_.Finish(); !s.ok()) return s;
     state_ = kInputs;
     return inputs_.Start();
   }
@@ -193,12 +192,12 @@ class DecomposedReader {
 
   BlockReader<S>& inputs() { return inputs_; }
   BlockReader<S>& outputs() { return outputs_; }
-  // Region [0]'s place, after OpenSnapshot().
-  const ElementInfo& snapshot_info() const { return snapshot_info_; }
+  // Region [0]'s place, after OpenHeader().
+  const ElementInfo& header_info() const { return header_info_; }
   S& source() { return src_; }
 
  private:
-  enum State { kStart, kSnapshot, kInputs, kOutputs, kDone };
+  enum State { kStart, kHeader, kInputs, kOutputs, kDone };
 
   // Skips what is left of region [1]; says whether region [2] is present.
   absl::StatusOr<bool> FinishInputs() {
@@ -222,10 +221,10 @@ class DecomposedReader {
 
   S& src_;
   DecomposedReadOptions options_;
-  ElementReader<S> snapshot_;
+  ElementReader<S> header_;
   BlockReader<S> inputs_;
   BlockReader<S> outputs_;
-  ElementInfo snapshot_info_;
+  ElementInfo header_info_;
   State state_ = kStart;
   bool outputs_absent_ = false;
 };
@@ -235,7 +234,7 @@ class DecomposedReader {
 // Streaming writer of a decomposed file. Counts precede elements on the
 // wire, so each list's count is declared up front:
 //   DecomposedWriter w(sink);
-//   w.WriteSnapshot(snapshot_bytes);
+//   w.WriteHeader(header_bytes);
 //   w.BeginInputs(2);  w.WriteElement(a);  w.WriteElement(b);
 //   w.BeginOutputs(0);
 //   absl::Status s = w.Finish();
@@ -255,23 +254,24 @@ class DecomposedWriter {
   explicit DecomposedWriter(K& sink, DecomposedWriteOptions options = {})
       : sink_(sink),
         options_(options),
-        snapshot_(sink, options.box),
+        header_(sink, options.box),
         block_(sink, options.box) {}
 
-  // Region [0]. kResourceExhausted (nothing written) for 2 GiB or more.
-  absl::Status WriteSnapshot(std::string_view snapshot_bytes) {
-    if (state_ != kStart) return Order("WriteSnapshot");
-    if (snapshot_bytes.size() > limits::kMaxSnapshotBytes) {
+  // Region [0]: the header, a serialized literal-empty HloSnapshot.
+  // kResourceExhausted (nothing written) for 2 GiB or more.
+  absl::Status WriteHeader(std::string_view header_bytes) {
+    if (state_ != kStart) return Order("WriteHeader");
+    if (header_bytes.size() > limits::kMaxMessageBytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "snapshot: ", snapshot_bytes.size(),
+          "header: ", header_bytes.size(),
           " bytes is over protobuf's 2 GiB message limit"));
     }
-    state_ = kSnapshot;
-    return snapshot_.Write(snapshot_bytes);
+    state_ = kHeader;
+    return header_.Write(header_bytes);
   }
   // Region [1]'s count.
   absl::Status BeginInputs(uint64_t count) {
-    if (state_ != kSnapshot) return Order("BeginInputs");
+    if (state_ != kHeader) return Order("BeginInputs");
     state_ = kInputs;
     return block_.Begin(count);
   }
@@ -303,9 +303,9 @@ class DecomposedWriter {
   // BeginOutputs() was never called (unless write_output_count is false),
   // and flushes.
   absl::Status Finish() {
-    if (state_ == kStart || state_ == kSnapshot) {
+    if (state_ == kStart || state_ == kHeader) {
       return absl::FailedPreconditionError(
-          state_ == kStart ? "Finish: no snapshot written"
+          state_ == kStart ? "Finish: no header written"
                            : "Finish: region [1] (inputs) not begun");
     }
     if (state_ == kDone) return Order("Finish");
@@ -320,7 +320,7 @@ class DecomposedWriter {
   K& sink() { return sink_; }
 
  private:
-  enum State { kStart, kSnapshot, kInputs, kOutputs, kDone };
+  enum State { kStart, kHeader, kInputs, kOutputs, kDone };
 
   absl::Status Order(std::string_view what) const {
     return absl::FailedPreconditionError(
@@ -329,7 +329,7 @@ class DecomposedWriter {
 
   K& sink_;
   DecomposedWriteOptions options_;
-  ElementWriter<K> snapshot_;
+  ElementWriter<K> header_;
   BlockWriter<K> block_;
   State state_ = kStart;
 };

@@ -56,7 +56,7 @@
 //   decomposed::MmapSource src(path);
 //   absl::StatusOr<decomposed::ClassicSnapshot> snap =
 //       decomposed::IndexClassicSnapshot(src, {0, *src.size()},
-//                                        decomposed::Frame{"snapshot"});
+//                                        decomposed::Frame{"HloSnapshot"});
 //   absl::StatusOr<std::vector<decomposed::LiteralRanges>> outs =
 //       decomposed::ClassicOutputs(src, *snap, decomposed::Frame{"result"});
 #ifndef DECOMPOSED_SNAPSHOT_CLASSIC_H_
@@ -133,7 +133,7 @@ absl::Status SeekTo(S& src, uint64_t offset, const Frame& frame) {
 template <RewindableSource S>
 absl::StatusOr<wire::FieldReader<S>> SnapshotReader(S& src, ByteRange message,
                                                     const Frame& frame) {
-  if (message.length > limits::kMaxSnapshotBytes) {
+  if (message.length > limits::kMaxMessageBytes) {
     return FrameError(absl::StatusCode::kResourceExhausted, frame,
                       message.offset,
                       "an HloSnapshot under protobuf's 2 GiB message limit "
@@ -161,7 +161,7 @@ absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(std::string_view bytes,
 // Walks the HloSnapshot in `message` of `src` with the wire reader
 // (wire/reader.h): notes where hlo.hlo_module and `result` are (every
 // occurrence), and counts `arguments`, without reading literal data.
-// `frame` names the message in errors ("snapshot").
+// `frame` names the message in errors ("HloSnapshot", "header").
 // Errors: those of wire::FieldReader (malformed records, a record running
 // past the message, a source shorter than the message), a message of 2 GiB
 // or more (kResourceExhausted: protobuf parses no such message), more than
@@ -306,8 +306,9 @@ absl::StatusOr<std::vector<LiteralRanges>> ClassicOutputs(
 }
 
 // Appends to `*out` every top-level record of the HloSnapshot in `message`
-// except those of fields 2 and 3: the literal-empty snapshot (region [0] of
-// a decomposed file). Errors: those of IndexClassicSnapshot's walk.
+// except those of fields 2 and 3: the literal-empty snapshot (what the
+// header, region [0], of a decomposed file holds). Errors: those of
+// IndexClassicSnapshot's walk.
 template <RewindableSource S>
 absl::Status ReadLiteralEmptySnapshot(S& src, ByteRange message,
                                       const Frame& frame, std::string* out) {
@@ -352,7 +353,7 @@ absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot);
 // but not re-serialized, so a consumer extracts exactly the bytes given.
 absl::StatusOr<std::string> SnapshotFromModule(std::string_view module_bytes);
 
-// The literal-empty region [0] snapshot of an existing file, classic or
+// The literal-empty snapshot (a header) of an existing file, classic or
 // decomposed (told apart by DetectSnapshotType, snapshot_type.h): a classic
 // file is mapped and its `arguments`/`result` records skipped without
 // reading them (so it may be larger than 2 GiB); a decomposed file gives its

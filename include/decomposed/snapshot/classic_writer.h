@@ -1,10 +1,10 @@
 // The classic writer: streams one HloSnapshot message { hlo = 1,
 // arguments = 2, result = 3, execution_platform = 4 } from a literal-empty
-// snapshot (region [0] of a decomposed file: every field but the literals)
+// snapshot (a decomposed file's header: every field but the literals)
 // and literal bodies, without holding any literal in memory.
 // Protobuf cannot parse a message of 2 GiB or more, so WriteClassicSnapshot
 // computes the total first and refuses (kResourceExhausted, nothing
-// written) past limits::kMaxSnapshotBytes, telling the user to write the
+// written) past limits::kMaxMessageBytes, telling the user to write the
 // decomposed form. Which literals become `arguments` and `result` is the
 // classic mapping's business (classic.h, PlanClassic).
 //
@@ -70,10 +70,10 @@ absl::Status WriteClassicSnapshot(K& sink, std::string_view snapshot,
   absl::StatusOr<uint64_t> total =
       ClassicSnapshotSize(snapshot, arguments, result);
   if (!total.ok()) return total.status();
-  if (*total > limits::kMaxSnapshotBytes) {
+  if (*total > limits::kMaxMessageBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "classic HloSnapshot: the message would be ", *total,
-        " bytes, over protobuf's 2 GiB limit (", limits::kMaxSnapshotBytes,
+        " bytes, over protobuf's 2 GiB limit (", limits::kMaxMessageBytes,
         " bytes), so no protobuf reader could parse it; write the decomposed "
         "form instead (--format decomposed / convert --to decomposed), which "
         "streams each literal separately"));

@@ -87,7 +87,7 @@ std::unique_ptr<LiteralSource> ProtoLiteral(const xla::LiteralProto& literal,
 // ---------------------------------------------------------------------------
 // Decomposed writer
 
-// Writes a decomposed file to a ByteSink, in order: WriteSnapshot or
+// Writes a decomposed file to a ByteSink, in order: WriteHeader or
 // WriteModule, WriteInputs, then optionally WriteOutputs, then Finish. Any
 // error leaves the sink with a partial stream: write files through
 // AtomicFileSink and Commit() only on success.
@@ -114,16 +114,16 @@ class DecomposedProducer {
   // Called with the sink position as data is written (after each chunk).
   void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
 
-  // Region [0] from serialized HloSnapshot bytes, written as given (use
-  // LiteralEmptySnapshot first to drop baked-in literals).
-  absl::Status WriteSnapshot(std::string_view snapshot_bytes) {
-    return w_.WriteSnapshot(snapshot_bytes);
+  // Region [0], the header, from serialized HloSnapshot bytes, written as
+  // given (use LiteralEmptySnapshot first to drop baked-in literals).
+  absl::Status WriteHeader(std::string_view header_bytes) {
+    return w_.WriteHeader(header_bytes);
   }
   // Region [0] from serialized HloModuleProto bytes (SnapshotFromModule).
   absl::Status WriteModule(std::string_view module_bytes) {
     absl::StatusOr<std::string> s = SnapshotFromModule(module_bytes);
     if (!s.ok()) return s.status();
-    return w_.WriteSnapshot(*s);
+    return w_.WriteHeader(*s);
   }
   // Region [1]: the count, then each literal (prepared one at a time).
   absl::Status WriteInputs(std::span<LiteralSource* const> inputs) {

@@ -187,7 +187,7 @@ class HloSnapshotSink {
     const bool merge = ranges.size() > 1 || options_.module_pass;
     std::string bytes;
     if (merge || options_.validate_module) {
-      if (total > limits::kMaxSnapshotBytes) {
+      if (total > limits::kMaxMessageBytes) {
         return FrameError(absl::StatusCode::kResourceExhausted, frame,
                           ranges.empty() ? 0 : ranges[0].offset,
                           "a module under protobuf's 2 GiB limit",
@@ -274,7 +274,7 @@ class HloSnapshotSink {
     uint64_t total = 0;
     for (const ByteRange& r : ranges) {
       total += r.length;
-      if (total > limits::kMaxSnapshotBytes) {
+      if (total > limits::kMaxMessageBytes) {
         return FrameError(absl::StatusCode::kResourceExhausted, frame,
                           r.offset,
                           "a literal under protobuf's 2 GiB limit (a "

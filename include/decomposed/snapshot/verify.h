@@ -45,7 +45,7 @@ namespace decomposed {
 
 struct VerifyProblem {
   absl::StatusCode code = absl::StatusCode::kUnknown;
-  std::string frame;       // "input 3 body", "snapshot length box", ...
+  std::string frame;       // "input 3 body", "header length box", ...
   std::optional<uint64_t> offset;  // byte offset in the file, when known
   std::string message;     // the full status message
 };
