@@ -263,39 +263,6 @@ inline absl::Status ParseShapeOccurrence(std::string_view bytes,
   return ParseShapeFields(r, 0, s, nodes);
 }
 
-// Not used by the decoders of this file any more: kept for the record scan
-// of src/snapshot/producer.cc until it moves to wire::FieldReader.
-// Reads the size of a length-delimited field as protobuf does (at most 5
-// bytes), which must fit in [*p, end).
-inline bool ReadSize(const char** p, const char* end, uint64_t* len) {
-  const char* start = *p;
-  return wire::ReadVarint(p, end, len) == wire::VarintResult::kOk &&
-         *p - start <= static_cast<ptrdiff_t>(wire::kMaxSizeBytes) &&
-         *len <= static_cast<uint64_t>(end - *p);
-}
-// Skips one field value of wire type `wt` (a length as ReadSize reads it).
-inline bool SkipField(const char** p, const char* end, uint32_t wt) {
-  uint64_t v;
-  switch (wt) {
-    case wire::kVarint:
-      return wire::ReadVarint(p, end, &v) == wire::VarintResult::kOk;
-    case wire::kFixed64:
-      if (end - *p < 8) return false;
-      *p += 8;
-      return true;
-    case wire::kFixed32:
-      if (end - *p < 4) return false;
-      *p += 4;
-      return true;
-    case wire::kLen:
-      if (!ReadSize(p, end, &v)) return false;
-      *p += v;
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace internal
 
 // Decodes ShapeProto bytes with protobuf's wire rules (wire::FieldReader)
