@@ -383,7 +383,7 @@ def main():
     d = fresh(os.path.join(scratch, "out_bad"))
     r = run(tool, ["--snapshot-type=decomposed", "--output-prefix=" + d, p])
     check(r.returncode == 1, "bad input: exit %d" % r.returncode)
-    check("value_input 2" in r.stderr, "bad input: message does not name value_input 2: " + r.stderr)
+    check("input 2 body" in r.stderr, "bad input: message does not name input 2 body: " + r.stderr)
     check("at byte" in r.stderr, "bad input: message has no byte offset: " + r.stderr)
     check(os.path.exists(d + "value_input0.npy") and os.path.exists(d + "value_input1.npy"),
           "bad input: finished files removed")

@@ -104,7 +104,7 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
     const ByteRange body{e.offset, e.length};
     absl::Status s = DecodeLiteral(
         src, std::span<const ByteRange>(&body, 1), reader.inputs().BodyFrame(),
-        (*w)->NextTensor(absl::StrCat("value_input ", index)), decode);
+        (*w)->NextTensor(absl::StrCat("input ", index)), decode);
     if (!s.ok()) return WithFile(s, decomposed_path);
     // The decoder leaves the source inside the body: move to its end.
     if (!src.Seek(e.offset + e.length)) {

@@ -31,6 +31,17 @@ std::string_view UnpackedKindName(UnpackedKind kind) {
   return i < std::size(kNames) ? kNames[i] : kNames[0];
 }
 
+std::string_view UnpackedKindRole(UnpackedKind kind) {
+  switch (kind) {
+    case UnpackedKind::kInput:
+      return "input";
+    case UnpackedKind::kOutput:
+      return "output";
+    default:
+      return UnpackedKindName(kind);
+  }
+}
+
 // --- HloSnapshotSink ---------------------------------------------------------
 
 absl::Status HloSnapshotSink::ParseModule(std::span<const ByteRange> ranges,
@@ -80,7 +91,7 @@ absl::Status HloSnapshotSink::RunLiteralPass(std::span<const ByteRange> ranges,
                       "a LiteralProto protobuf can parse", "bytes it rejects");
   }
   if (absl::Status s = options_.literal_pass(literal, kind, index); !s.ok()) {
-    return Prefix(s, absl::StrCat(Sv(UnpackedKindName(kind)), " ", index,
+    return Prefix(s, absl::StrCat(Sv(UnpackedKindRole(kind)), " ", index,
                                   " literal pass"));
   }
   bytes->clear();
@@ -138,7 +149,7 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
   if (absl::Status s = sink.WriteModule(src, snap->module); !s.ok()) return s;
   absl::Status s = ForEachClassicInput(
       src, *snap, frame,
-      [](int64_t i) { return Frame{"value_input", i, "body"}; },
+      [](int64_t i) { return Frame{"input", i, "body"}; },
       [&](std::span<const ByteRange> literal, int64_t i) {
         return sink.WriteLiteral(src, literal, UnpackedKind::kInput, i);
       });
@@ -146,12 +157,12 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
   if (!options.dump_snapshot_outputs) return absl::OkStatus();
   if (snap->result.empty()) {
     return FrameError(absl::StatusCode::kInvalidArgument,
-                      Frame{"snapshot_output", 0, "body"}, all.length,
+                      Frame{"output", 0, "body"}, all.length,
                       "a result literal (HloSnapshot field 3) to dump",
                       "none (XLA: \"LiteralProto has no shape\")");
   }
   absl::StatusOr<std::vector<LiteralRanges>> outputs =
-      ClassicOutputs(src, *snap, Frame{"snapshot_output", -1, "result"});
+      ClassicOutputs(src, *snap, Frame{"result"});
   if (!outputs.ok()) return outputs.status();
   for (size_t j = 0; j < outputs->size(); ++j) {
     if (absl::Status o = sink.WriteLiteral(src, (*outputs)[j],
@@ -190,8 +201,6 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
                               std::vector<UnpackedFile>* written) {
   DecomposedReadOptions ro;
   ro.box = options.box;
-  ro.input_name = UnpackedKindName(UnpackedKind::kInput);
-  ro.output_name = UnpackedKindName(UnpackedKind::kOutput);
   DecomposedReader<S> reader(src, ro);
   absl::StatusOr<ElementInfo> region0 = reader.OpenHeader();
   if (!region0.ok()) return region0.status();

@@ -272,7 +272,7 @@ class BundleWriter {
   // tensor<i> as an ArraySink for the literal decoder: row-major order
   // (column-major literals are transposed by the decoder), the dtype the
   // PyTorch one of the literal's XLA type (TorchDtypeForXla). `what` names
-  // it in errors ("value_input 2"). Valid until the next AddTensor,
+  // it in errors ("input 2"). Valid until the next AddTensor,
   // NextTensor or Commit; the tensor counts once its Finish() succeeded.
   ArraySink& NextTensor(std::string what);
   // Writes meta.json (inputs: the tensors written, in order) and renames

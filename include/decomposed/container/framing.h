@@ -57,8 +57,7 @@ namespace decomposed {
 struct DecomposedReadOptions {
   BoxReadOptions box;
   // Names of the elements of regions [1] and [2] in error frames: "input 3
-  // body", "output count box". Unpack uses its file stems ("value_input",
-  // "snapshot_output") so that errors name the file being written.
+  // body", "output count box" (docs/format.md §2.1: input i, output j).
   std::string_view input_name = "input";
   std::string_view output_name = "output";
 };

@@ -21,7 +21,7 @@
 //   decomposed::AtomicFileSink out;
 //   if (auto s = out.Open("x.npy"); !s.ok()) return s;
 //   absl::Status s = decomposed::DecodeLiteralToNpy(
-//       src, body.size(), decomposed::Frame{"value_input", 0, "body"}, out);
+//       src, body.size(), decomposed::Frame{"input", 0, "body"}, out);
 //   if (!s.ok()) return s;   // `out` removes its temp file when dropped
 //   return out.Commit();
 #ifndef DECOMPOSED_NPY_LITERAL_TO_NPY_H_

@@ -43,9 +43,9 @@
 // Errors: the first error stops the run. Files already finished stay; the
 // file being written is dropped (every output goes through AtomicFileSink:
 // temp file + rename), so no partial file exists under a final name. The
-// message names the literal ("value_input 3 body"), the frame and the byte
+// message names the literal ("input 3 body"), the frame and the byte
 // offset, and the input file: e.g.
-//   value_input 1 body: expected 5 values of F32 data (LiteralProto field 8)
+//   input 1 body: expected 5 values of F32 data (LiteralProto field 8)
 //   (5 elements of F32[5]{0}), found 4 values (at byte 55 of x.dhs)
 // Codes as in status.h; an unopenable input gives "Could not open: <file>"
 // (code from errno), the tool's text.
@@ -95,9 +95,13 @@ enum class UnpackedKind {
 
 // The file stem of a literal kind: "value_input" (kInput), "snapshot_output"
 // (kOutput), the names snapshot-unpack gives them; "module" and "meta" for
-// the others. Errors about a literal name it by its stem ("value_input 3
-// body").
+// the others. File names only: errors name a literal by its role, "input 3
+// body" or "output 0 body", as every command does (UnpackedKindRole).
 std::string_view UnpackedKindName(UnpackedKind kind);
+
+// The role of a literal kind in error frames: "input" (kInput), "output"
+// (kOutput); "module" and "meta" for the others.
+std::string_view UnpackedKindRole(UnpackedKind kind);
 
 // A module pass: rewrites the HloModuleProto before it is written (the
 // tool's undocumented `convertProtoForTF2_11` would be one). Return a non-OK
@@ -223,7 +227,7 @@ class HloSnapshotSink {
   absl::Status WriteLiteral(S& src, std::span<const ByteRange> ranges,
                             UnpackedKind kind, int64_t index) {
     const std::string path = NpyOutputPath(options_, kind, index);
-    const Frame frame{UnpackedKindName(kind), index, "body"};
+    const Frame frame{UnpackedKindRole(kind), index, "body"};
     AtomicFileSink out;
     if (absl::Status s = out.Open(path); !s.ok()) return s;
     LiteralPlan plan;

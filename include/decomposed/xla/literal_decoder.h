@@ -54,7 +54,7 @@
 //   decomposed::MemorySource src(body);
 //   decomposed::ArrayBuffer array;
 //   absl::Status s = decomposed::DecodeLiteral(
-//       src, body.size(), decomposed::Frame{"value_input", 0, "body"}, array);
+//       src, body.size(), decomposed::Frame{"input", 0, "body"}, array);
 //   if (!s.ok()) return s;
 //   // array.type() == PrimitiveType::kF32, array.dims() == {2, 3},
 //   // array.bytes() holds 24 bytes in row-major order
