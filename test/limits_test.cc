@@ -144,7 +144,7 @@ class SparseFile {
   bool ok_ = false;
 };
 
-TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
+TEST(LimitsTest, MessageBytesAtAndPastLimit) {
   {
     SparseFile f(limits::kMaxMessageBytes);
     ASSERT_TRUE(f.ok());
@@ -173,7 +173,7 @@ TEST(LimitsTest, SnapshotBytesAtAndPastLimit) {
   }
 }
 
-TEST(LimitsTest, WriterRefusesSnapshotPastLimit) {
+TEST(LimitsTest, WriterRefusesHeaderPastLimit) {
   // A real 2 GiB range to point at: a sparse file mapped read-only. The
   // writer checks the size before it reads anything; NullSink reads nothing.
   SparseFile f(limits::kMaxMessageBytes);
