@@ -54,10 +54,10 @@ class MergedLiteral final : public LiteralSource {
   std::string name_;
 };
 
-// Collects literal bodies that borrow their bytes from `src` (an mmap).
-class Bodies {
+// Collects literal sources that borrow their bytes from `src` (an mmap).
+class Literals {
  public:
-  Bodies(MmapSource& src, bool validate) : src_(src), validate_(validate) {}
+  Literals(MmapSource& src, bool validate) : src_(src), validate_(validate) {}
 
   // Adds the literal `bytes` (at `offset` of the file) to `list`, named
   // `label` in errors.
@@ -83,13 +83,8 @@ class Bodies {
       const Frame frame{label};
       absl::StatusOr<LiteralPlan> plan = PlanLiteral(src_, ranges, frame);
       if (!plan.ok()) return plan.status();
-      if (!plan->has_shape) {
-        return FrameError(
-            absl::StatusCode::kInvalidArgument, frame, ranges[0].offset,
-            "a shape (XLA: \"LiteralProto has no shape\")", "none");
-      }
       if (absl::Status s =
-              ValidateShape(plan->shape, frame, plan->shape_offset);
+              CheckPlanShape(*plan, frame, frame, ranges[0].offset);
           !s.ok()) {
         return s;
       }
@@ -134,7 +129,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   if (!head.ok()) return WithFile(head.status(), in);
   absl::StatusOr<std::string> header = LiteralEmptySnapshot(snapshot);
   if (!header.ok()) return WithFile(header.status(), in);
-  Bodies bodies(src, options.validate);
+  Literals literals(src, options.validate);
   std::vector<LiteralSource*> inputs, outputs;
   // The elements of one list; each body is borrowed from the mapping.
   auto take = [&](BlockReader<MmapSource>& list,
@@ -148,7 +143,7 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
       std::optional<std::string_view> body =
           list.body().ReadView(static_cast<size_t>(e.length));
       if (!body) return TruncatedError(list.BodyFrame(), e.offset, e.length, 0);
-      bodies.Add(*body, e.offset, list.BodyFrame().str(), to);
+      literals.Add(*body, e.offset, list.BodyFrame().str(), to);
     }
   };
   absl::StatusOr<uint64_t> n = reader.StartInputs();
@@ -198,7 +193,7 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
                         "not parse (at byte 0)"),
                     in);
   }
-  Bodies bodies(src, options.validate);
+  Literals literals(src, options.validate);
   std::vector<LiteralSource*> inputs, outputs;
   absl::Status s = ForEachClassicInput(
       src, *snap, frame,
@@ -206,14 +201,14 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
         return Frame{"input", i, "body"};
       },
       [&](std::span<const ByteRange> literal, int64_t i) {
-        return bodies.AddRanges(literal, absl::StrCat("input ", i), &inputs);
+        return literals.AddRanges(literal, absl::StrCat("input ", i), &inputs);
       });
   if (!s.ok()) return WithFile(s, in);
   absl::StatusOr<std::vector<LiteralRanges>> outs =
       ClassicOutputs(src, *snap, Frame{"result"});
   if (!outs.ok()) return WithFile(outs.status(), in);
   for (const LiteralRanges& o : *outs) {
-    if (absl::Status a = bodies.AddRanges(
+    if (absl::Status a = literals.AddRanges(
             o, absl::StrCat("output ", outputs.size()), &outputs);
         !a.ok()) {
       return WithFile(a, in);

@@ -318,22 +318,33 @@ inline PhysicalOrder PhysicalOrderOf(const Shape& shape) {
   return PhysicalOrder::kPermuted;
 }
 
+// The checks on a planned literal's shape that every consumer applies, the
+// decoder and the writers of already-serialized literals alike: the shape
+// is present (kInvalidArgument under `frame` at `body_offset`: XLA's
+// "LiteralProto has no shape"), then valid (ValidateShape under
+// `shape_frame`).
+inline absl::Status CheckPlanShape(const LiteralPlan& plan, const Frame& frame,
+                                   const Frame& shape_frame,
+                                   uint64_t body_offset) {
+  if (!plan.has_shape) {
+    return FrameError(absl::StatusCode::kInvalidArgument, frame, body_offset,
+                      "a shape field (XLA: \"LiteralProto has no shape\")",
+                      "none");
+  }
+  return ValidateShape(plan.shape, shape_frame, plan.shape_offset);
+}
+
 // XLA's CreateFromProto checks on a planned array literal; fills the plan's
 // type, counts and order. Varint element counts are checked while decoding.
 // `body_offset` locates the body for errors that have no better offset.
 inline absl::Status ResolveArrayPlan(LiteralPlan& plan, const Frame& frame,
                                      uint64_t body_offset) {
   const Frame shape_frame{frame.region, frame.index, "shape"};
-  if (!plan.has_shape) {
-    return FrameError(absl::StatusCode::kInvalidArgument, frame, body_offset,
-                      "a shape field (XLA: \"LiteralProto has no shape\")",
-                      "none");
-  }
-  const Shape& shape = plan.shape;
-  if (absl::Status s = ValidateShape(shape, shape_frame, plan.shape_offset);
+  if (absl::Status s = CheckPlanShape(plan, frame, shape_frame, body_offset);
       !s.ok()) {
     return s;
   }
+  const Shape& shape = plan.shape;
   const PrimitiveTypeInfo* info = FindPrimitiveType(shape.element_type);
   if (shape.is_tuple() || shape.element_type == 17) {
     return FrameError(

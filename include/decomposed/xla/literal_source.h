@@ -151,13 +151,7 @@ class SerializedLiteralImpl final : public LiteralSource {
         src, view_.size(), frame, {.shape_must_be_message = true});
     if (!scan.ok()) return scan.status();
     if (validate_) {
-      if (!scan->has_shape) {
-        return FrameError(absl::StatusCode::kInvalidArgument, frame, base_,
-                          "a shape (XLA: \"LiteralProto has no shape\")",
-                          "none");
-      }
-      if (absl::Status s = ValidateShape(scan->shape, frame,
-                                         scan->shape_offset);
+      if (absl::Status s = CheckPlanShape(*scan, frame, frame, base_);
           !s.ok()) {
         return s;
       }
