@@ -158,7 +158,8 @@ TEST(InspectTest, TextListsEveryFrame) {
   absl::StatusOr<InspectReport> r = InspectFile(kExample);
   ASSERT_TRUE(r.ok()) << r.status();
   std::string text = InspectReportText(*r);
-  EXPECT_THAT(text, HasSubstr("box @0 (4 bytes), HloSnapshot @4 (84 bytes)"));
+  EXPECT_THAT(text,
+              HasSubstr("header: box @0 (4 bytes), HloSnapshot @4 (84 bytes)"));
   EXPECT_THAT(text, HasSubstr("input 0: box @92 (4 bytes), body @96 (44 bytes)"));
   EXPECT_THAT(text, HasSubstr("input 1: box @140 (4 bytes), body @144 (39 bytes)"));
   EXPECT_THAT(text, HasSubstr("output 0: box @187 (4 bytes), body @191 (44 bytes)"));

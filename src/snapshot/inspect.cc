@@ -279,7 +279,7 @@ std::string InspectReportText(const InspectReport& r) {
                     "HloSnapshot @%d (%d bytes)\n",
                     r.file_size, r.snapshot.offset, r.snapshot.length)
               : absl::StrFormat(
-                    "decomposed file, %d bytes\nsnapshot: box @%d (%d "
+                    "decomposed file, %d bytes\nheader: box @%d (%d "
                     "bytes), HloSnapshot @%d (%d bytes)\n",
                     r.file_size, r.snapshot.box_offset, r.snapshot.box_length,
                     r.snapshot.offset, r.snapshot.length);
