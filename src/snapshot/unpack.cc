@@ -203,6 +203,12 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
       reader.snapshot(), ByteRange{region0->offset, region0->length},
       Frame{"snapshot"});
   if (!snap.ok()) return snap.status();
+  if (options.on_warning) {
+    absl::Status w = HeaderLiteralsWarning(snap->arguments,
+                                           !snap->result.empty(),
+                                           region0->offset);
+    if (!w.ok()) options.on_warning(w);
+  }
   HloSnapshotSink sink(options, written);
   if (absl::Status s = sink.WriteModule(reader.snapshot(), snap->module);
       !s.ok()) {
@@ -260,16 +266,13 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
       return s;
     }
   }
-  SnapshotType type = options.snapshot_type;
-  if (type == SnapshotType::kAuto) {
-    absl::StatusOr<SnapshotType> detected = DetectSnapshotType(path);
-    if (!detected.ok()) return detected.status();
-    type = *detected;
-  }
-  absl::Status s = type == SnapshotType::kClassic
+  absl::StatusOr<SnapshotType> type =
+      ResolveSnapshotType(path, options.snapshot_type);
+  if (!type.ok()) return type.status();
+  absl::Status s = *type == SnapshotType::kClassic
                        ? UnpackClassic(src, options, written)
                        : UnpackDecomposed(src, options, written);
-  return WithFile(s, path);
+  return WithSnapshotTypeHint(WithFile(s, path), path, *type);
 }
 
 absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
