@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian 12's own packages.
+# Installs what is missing from Debian 12's own packages (apt-get; sudo when
+# not root).
+#
+#   scripts/setup-debian.sh           building and running the tools only
+#                                     (compiler, CMake, protobuf, Abseil,
+#                                     nlohmann-json, zlib, CLI11)
+#   scripts/setup-debian.sh --test    also the test suite, benchmarks and the
+#                                     Python package: GoogleTest, Google
+#                                     Benchmark, NumPy, PyTorch, pybind11,
+#                                     pytest, Python protobuf
+#   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
+#                                     libraries (libFuzzer, ASan) for
+#                                     scripts/fuzz.sh and ci-hardening.sh
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev
-      googletest libgtest-dev libgmock-dev libbenchmark-dev
-      nlohmann-json3-dev zlib1g-dev libcli11-dev
-      python3 python3-numpy python3-torch)
-PKGS+=(pybind11-dev python3-dev python3-pytest python3-protobuf)
-# --fuzz: also clang-14 and its runtime libraries (libFuzzer, ASan), for
-# scripts/fuzz.sh and scripts/ci-hardening.sh.
-if [ "${1:-}" = "--fuzz" ]; then PKGS+=(clang-14 libclang-rt-14-dev); fi
+      nlohmann-json3-dev zlib1g-dev libcli11-dev)
+TEST_PKGS=(googletest libgtest-dev libgmock-dev libbenchmark-dev
+           python3 python3-numpy python3-torch
+           pybind11-dev python3-dev python3-pytest python3-protobuf)
+case "${1:-}" in
+  "") ;;
+  --test) PKGS+=("${TEST_PKGS[@]}") ;;
+  --fuzz) PKGS+=("${TEST_PKGS[@]}" clang-14 libclang-rt-14-dev) ;;
+  *) echo "usage: $0 [--test|--fuzz]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

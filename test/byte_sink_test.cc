@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -350,13 +351,32 @@ TEST(AtomicFileSinkTest, OpenInAMissingOrUnwritableDirFails) {
 
 TEST(AtomicFileSinkTest, OpenInAReadOnlyDirFails) {
   TempDir dir;
-  AtomicFileSink sink;
-  absl::Status s;
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   std::string ro = dir.File("ro");
   ASSERT_EQ(::mkdir(ro.c_str(), 0555), 0);
-  s = sink.Open(ro + "/out.bin");
-  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  // Root ignores directory permissions: as root, the open runs in a child
+  // that has dropped to an unprivileged user (nobody, 65534), so the test
+  // runs on every machine instead of being skipped.
+  auto attempt = [&]() -> int {
+    AtomicFileSink sink;
+    absl::Status s = sink.Open(ro + "/out.bin");
+    return s.code() == absl::StatusCode::kPermissionDenied ? 0 : 1;
+  };
+  if (::geteuid() != 0) {
+    EXPECT_EQ(attempt(), 0);
+  } else {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+      ::_exit(attempt());
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "1: the open did not fail with kPermissionDenied; 2: setuid failed";
+  }
   EXPECT_TRUE(ListDir(ro).empty());
   ::chmod(ro.c_str(), 0755);
 }

@@ -142,9 +142,7 @@ class AllTypes : public ::testing::TestWithParam<int> {};
 TEST_P(AllTypes, MatchesProtobufAndRoundTrips) {
   const PrimitiveType t = static_cast<PrimitiveType>(GetParam());
   const PrimitiveTypeInfo& info = Info(t);
-  if (info.encoding == DataEncoding::kNone) {
-    GTEST_SKIP() << info.name << " has no literal encoding (not an array type)";
-  }
+  ASSERT_NE(info.encoding, DataEncoding::kNone) << info.name;
   for (std::vector<int64_t> dims :
        {std::vector<int64_t>{}, {5}, {3, 4}, {2, 0, 3}, {2, 3, 5}}) {
     uint64_t n = 1;
@@ -168,8 +166,20 @@ TEST_P(AllTypes, MatchesProtobufAndRoundTrips) {
   }
 }
 
+// Every array type; TUPLE, OPAQUE_TYPE, TOKEN and BUFFER have no literal
+// encoding and are left out here rather than skipped at run time.
+std::vector<int> ArrayTypes() {
+  std::vector<int> out;
+  for (int t = 1; t < kNumPrimitiveTypes; ++t) {
+    if (Info(static_cast<PrimitiveType>(t)).encoding != DataEncoding::kNone) {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, AllTypes,
-                         ::testing::Range(1, kNumPrimitiveTypes),
+                         ::testing::ValuesIn(ArrayTypes()),
                          [](const auto& i) {
                            return std::string(Info(static_cast<PrimitiveType>(
                                                        i.param))

@@ -434,6 +434,31 @@ TEST(Producer, PackToFileIsAtomic) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
+TEST(Producer, PackToFileReportsWhatItWrote) {
+  std::string npy = TempPath("report_in.npy");
+  WriteFile(npy, FormatNpyHeader({"<f4", false, {2, 3}}) + std::string(24, 0));
+  PackRequest req;
+  req.snapshot = *SnapshotFromModule(Module(1, true, 0));
+  LiteralEncodeOptions o;
+  o.name = "input 0 (report_in.npy)";
+  req.inputs.push_back(NpyLiteral(npy, std::nullopt, o));
+  std::string path = TempPath("report.dhs");
+  PackReport report;
+  ASSERT_TRUE(PackToFile(req, path, &report).ok());
+  EXPECT_EQ(report.path, path);
+  EXPECT_EQ(report.format, SnapshotType::kDecomposed);
+  EXPECT_EQ(report.file_bytes, ReadFile(path).size());
+  EXPECT_EQ(report.header_bytes, req.snapshot.size());
+  ASSERT_EQ(report.inputs.size(), 1u);
+  EXPECT_TRUE(report.outputs.empty());
+  EXPECT_EQ(report.inputs[0].name, "input 0 (report_in.npy)");
+  EXPECT_EQ(report.inputs[0].shape, "F32[2,3]{1,0}");
+  Parsed p = ParseDecomposed(ReadFile(path));
+  ASSERT_TRUE(p.status.ok());
+  ASSERT_EQ(p.inputs.size(), 1u);
+  EXPECT_EQ(report.inputs[0].bytes, p.inputs[0].ByteSizeLong());
+}
+
 TEST(Producer, VoidNpyWithoutDtypeFailsClearly) {
   std::string npy = TempPath("void.npy");
   std::remove((npy + ".meta").c_str());

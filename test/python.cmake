@@ -19,7 +19,7 @@ if(DECOMPOSED_BUILD_PYTHON AND TARGET decomposed_cli)
   endif()
   add_test(NAME python_package
            COMMAND ${CMAKE_COMMAND} -E env ${_python_env}
-                   ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider
+                   ${Python_EXECUTABLE} -m pytest -q -rs -p no:cacheprovider
                    ${PROJECT_SOURCE_DIR}/test/python)
   set_tests_properties(python_package PROPERTIES TIMEOUT 1800 LABELS python)
 endif()

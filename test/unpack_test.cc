@@ -528,5 +528,80 @@ TEST(UnpackCommandLineTest, FuzzedArgumentsNeverCrash) {
   }
 }
 
+
+// --- A header carrying literals; a literal with no layout --------------------
+
+// Decomposed file whose header (region [0]) carries `args` arguments and,
+// when `result`, a result (docs/format.md §7.2).
+std::string DecomposedWithHeaderLiterals(int args, bool result,
+                                         const std::vector<std::string>& in) {
+  std::string f = F32Literal({9});
+  std::string snap = Snapshot(std::vector<std::string>(args, f),
+                              result ? &f : nullptr);
+  std::string d = Box(snap.size()) + snap + Box(in.size());
+  for (const auto& b : in) d += Box(b.size()) + b;
+  return d + Box(0);
+}
+
+TEST_F(UnpackTest, HeaderLiteralsAreAWarningAndIgnored) {
+  std::string p = Write("h.dhs", DecomposedWithHeaderLiterals(
+                                     2, true, {F32Literal({1, 2})}));
+  UnpackOptions o = Options(SnapshotType::kDecomposed, true);
+  std::vector<std::string> warnings;
+  o.on_warning = [&](const absl::Status& w) {
+    warnings.push_back(std::string(w.message()));
+  };
+  std::vector<UnpackedFile> files;
+  absl::Status s = Unpack(p, o, &files);
+  ASSERT_TRUE(s.ok()) << s;
+  // The header's body starts after its 3-byte length box (03 3a 01 Lm).
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "header: carries 2 arguments and a result (at byte "
+            "4); a decomposed file's literals are its blocks', so unpack "
+            "ignores them as snapshot-unpack does (AWS's reader keeps them)");
+  // Ignored: one input file, from the input block, and no output.
+  EXPECT_THAT(ListDir(out_), ElementsAre("model.hlo", "value_input0.npy"));
+  EXPECT_EQ(Payload("value_input0.npy"), Floats({1, 2}));
+
+  // One argument only: singular.
+  p = Write("h1.dhs", DecomposedWithHeaderLiterals(1, false, {}));
+  warnings.clear();
+  ASSERT_TRUE(Unpack(p, o).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("header: carries 1 argument (at"));
+  // A literal-empty header: no warning.
+  p = Write("h0.dhs", DecomposedWithHeaderLiterals(0, false, {}));
+  warnings.clear();
+  ASSERT_TRUE(Unpack(p, o).ok());
+  EXPECT_TRUE(warnings.empty());
+}
+
+// F32[2,3] with no layout field: shape = element_type 11, dimensions 2 3.
+std::string F32NoLayout(const std::vector<float>& v) {
+  std::string shape = VarintField(2, 11) + Len(3, Varint(2) + Varint(3));
+  std::string data(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  return Len(1, shape) + Len(8, data);
+}
+
+TEST_F(UnpackTest, LenientLayoutReadsNoneAsMajorToMinor) {
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6};
+  std::string p = Write("nl.dhs", Decomposed({F32NoLayout(v)}, nullptr));
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
+  absl::Status s = Unpack(p, o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("LiteralProto has no layout\"; --lenient-layout reads "
+                        "none as major-to-minor"));
+  EXPECT_FALSE(Exists(out_ + "value_input0.npy"));
+  o.decode.lenient_layout = true;
+  std::vector<UnpackedFile> files;
+  s = Unpack(p, o, &files);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].shape, "F32[2,3]{1,0}");
+  EXPECT_EQ(Payload("value_input0.npy"), Floats(v));
+}
+
 }  // namespace
 }  // namespace decomposed

@@ -206,6 +206,71 @@ namespace {
 // Hostile input: random byte flips and truncations of a good file must give
 // a report (verify) or a status (convert), never a crash, a hang or a
 // partial output file.
+
+// A header (region [0]) carrying one argument: snapshot = hlo (0a 05 | 0a 03
+// | 0a 01 'm') + arguments (12 L body); one input; an empty output block.
+// Boxes for values < 128 are 03 3a 01 v (docs/format.md §4.6).
+std::string FileWithHeaderArgument() {
+  auto box = [](size_t v) { return Bytes({0x03, 0x3a, 0x01, int(v)}); };
+  const std::string body = GoodBody();
+  std::string snap = Bytes({0x0a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0x6d, 0x12,
+                            int(body.size())}) +
+                     body;
+  return box(snap.size()) + snap + box(1) + box(body.size()) + body + box(0);
+}
+
+TEST(Verify, HeaderLiteralsAreAWarningUnlessStrict) {
+  std::string path = TempPath("header_args");
+  WriteFile(path, FileWithHeaderArgument());
+  absl::StatusOr<VerifyReport> r = VerifyFile(path, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->valid());
+  EXPECT_EQ(r->inputs, 1u);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0].frame, "header");
+  EXPECT_EQ(r->warnings[0].offset, 4u);
+  EXPECT_EQ(r->warnings[0].message,
+            "header: carries 1 argument (at byte 4); a decomposed "
+            "file's literals are its blocks', so unpack ignores them as "
+            "snapshot-unpack does (AWS's reader keeps them)");
+  nlohmann::ordered_json j = VerifyReportJson(*r);
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["problems"].size(), 0u);
+
+  VerifyOptions strict;
+  strict.strict = true;
+  r = VerifyFile(path, strict);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->valid());
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_TRUE(r->warnings.empty());
+  EXPECT_EQ(r->problems[0].code, absl::StatusCode::kFailedPrecondition);
+
+  // A literal-empty header has no warning.
+  VerifyReport good = Verify(File({GoodBody()}), "no_header_args");
+  EXPECT_TRUE(good.warnings.empty());
+}
+
+TEST(Verify, LenientLayout) {
+  // F32[2] = [1, 2] with no layout: shape 10 0b 1a 01 02; data 42 08 ...
+  std::string body = Bytes({0x0a, 0x05, 0x10, 0x0b, 0x1a, 0x01, 0x02, 0x42,
+                            0x08, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40});
+  std::string path = TempPath("no_layout");
+  WriteFile(path, File({body}));
+  absl::StatusOr<VerifyReport> r = VerifyFile(path, {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_EQ(r->problems[0].frame, "input 0 shape");
+  EXPECT_NE(r->problems[0].message.find("--lenient-layout"), std::string::npos)
+      << r->problems[0].message;
+  VerifyOptions lenient;
+  lenient.lenient_layout = true;
+  r = VerifyFile(path, lenient);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->valid()) << r->problems[0].message;
+}
+
 TEST(VerifyRobustness, RandomCorruptions) {
   // Corrupted module names are invalid UTF-8: protobuf logs each one.
   google::protobuf::LogSilencer quiet;

@@ -58,8 +58,8 @@ Action SetupLs(CLI::App& app) {
                     : j.contains("error")
                         ? "invalid: " + j["error"].get<std::string>()
                         : j["format"].get<std::string>() + ", " +
-                              std::to_string(j["inputs"].get<size_t>()) +
-                              " inputs, selected_by " +
+                              Counted(j["inputs"].get<size_t>(), "input") +
+                              ", selected_by " +
                               DumpJson(j["selected_by"], -1))
                 << "\n";
     }
@@ -76,11 +76,12 @@ Action SetupVerify(CLI::App& app) {
     absl::Status s = b.ok() ? VerifyBundle(*b) : b.status();
     if (!s.ok()) return Fail(app, s);
     std::cout << b->path << ": ok, " << b->inputs.size() << " "
-              << BundleFormatName(b->format) << " inputs\n";
+              << BundleFormatName(b->format)
+              << (b->inputs.size() == 1 ? " input\n" : " inputs\n");
     for (const BundleInput& in : b->inputs) {
       std::cout << "  tensor" << in.index << " " << in.dtype->name << " "
-                << nlohmann::json(in.shape).dump() << " " << in.byte_size
-                << " bytes\n";
+                << nlohmann::json(in.shape).dump() << " "
+                << Counted(in.byte_size, "byte") << "\n";
     }
     return kExitOk;
   };

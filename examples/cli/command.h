@@ -21,6 +21,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "decomposed/status.h"
 
 namespace decomposed::cli {
 
@@ -62,6 +63,11 @@ inline const CLI::Range kNonNegative(int64_t{0},
 // to the given fields, whose values are the defaults.
 void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
                     int64_t* dp_rank);
+
+// Adds --snapshot-type auto|decomposed|snapshot (the input's form), bound
+// to `*value`, whose value is the default ("auto" everywhere in this CLI:
+// docs/format.md §7.8). SnapshotTypeFromName parses it.
+void AddSnapshotTypeOption(CLI::App& app, std::string* value);
 
 // Serialises a nlohmann::json (or ordered_json) for printing. Strings from
 // outside the program (paths, environment values) may hold bytes that are not

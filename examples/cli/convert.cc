@@ -1,5 +1,6 @@
 // decomposed convert IN OUT --to snapshot|decomposed
-//     [--lenient-length-byte] [--no-output-block] [--no-validate]
+//     [--snapshot-type auto|decomposed|snapshot] [--lenient-length-byte]
+//     [--no-output-block] [--no-validate]
 #include <sys/stat.h>
 
 #include <memory>
@@ -14,6 +15,7 @@ namespace {
 
 struct State {
   std::string in, out, to;
+  std::string snapshot_type = "auto";  // IN's form
   bool lenient = false, no_output_block = false, no_validate = false;
 };
 
@@ -28,6 +30,7 @@ Action Setup(CLI::App& app) {
                  "the result's tuple elements -> outputs")
       ->required()
       ->check(CLI::IsMember({"snapshot", "decomposed"}));
+  AddSnapshotTypeOption(app, &st->snapshot_type);
   app.add_flag("--lenient-length-byte", st->lenient,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   app.add_flag("--no-output-block", st->no_output_block,
@@ -43,9 +46,9 @@ Action Setup(CLI::App& app) {
     ProgressLine progress("convert",
                           ::stat(st->in.c_str(), &sb) == 0 ? sb.st_size : 0);
     options.progress = [&progress](uint64_t done) { progress.Update(done); };
-    absl::Status s = st->to == "snapshot"
-                         ? ConvertDecomposedToClassic(st->in, st->out, options)
-                         : ConvertClassicToDecomposed(st->in, st->out, options);
+    absl::Status s = ConvertSnapshot(
+        st->in, st->out, *SnapshotTypeFromName(st->to),
+        *SnapshotTypeFromName(st->snapshot_type), options);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
     return kExitOk;

@@ -42,6 +42,13 @@ void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
   }
 }
 
+void AddSnapshotTypeOption(CLI::App& app, std::string* value) {
+  app.add_option("--snapshot-type", *value,
+                 "the input's form (auto: detect it, docs/format.md 7.8)")
+      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
+      ->capture_default_str();
+}
+
 }  // namespace decomposed::cli
 
 namespace {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "command.h"
 #include "decomposed/snapshot/producer.h"
 #include "progress.h"
@@ -165,9 +166,24 @@ Action Setup(CLI::App& app) {
     }
     ProgressLine progress("pack", estimate);
     req.progress = [&progress](uint64_t done) { progress.Update(done); };
-    absl::Status s = PackToFile(req, st->out);
+    PackReport report;
+    absl::Status s = PackToFile(req, st->out, &report);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
+    // Listed as unpack lists what it wrote.
+    for (const auto* list : {&report.inputs, &report.outputs}) {
+      for (const PackedLiteral& l : *list) {
+        std::cout << absl::StrFormat("packed %s %s (%d bytes)\n", l.name,
+                                     l.shape, l.bytes);
+      }
+    }
+    std::cout << absl::StrFormat(
+        "wrote %s (%s, %d bytes): header %d bytes, %s, %s\n", report.path,
+        report.format == SnapshotType::kClassic ? "classic HloSnapshot"
+                                                : "decomposed",
+        report.file_bytes, report.header_bytes,
+        Counted(report.inputs.size(), "input"),
+        Counted(report.outputs.size(), "output"));
     return kExitOk;
   };
 }

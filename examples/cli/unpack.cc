@@ -18,7 +18,8 @@ namespace {
 struct State {
   UnpackOptions options;
   std::string snapshot;
-  std::string snapshot_type = "snapshot";  // Neuron's default
+  // auto, unlike snapshot-unpack (whose drop-in keeps Neuron's "snapshot").
+  std::string snapshot_type = "auto";
 };
 
 Action Setup(CLI::App& app) {
@@ -31,13 +32,14 @@ Action Setup(CLI::App& app) {
   app.add_option("--output-prefix", o.output_prefix,
                  "joined to each file name as is (out/ writes out/model.hlo)")
       ->capture_default_str();
-  app.add_option("--snapshot-type", st->snapshot_type, "the input's form")
-      ->check(CLI::IsMember({"snapshot", "decomposed", "auto"}))
-      ->capture_default_str();
+  AddSnapshotTypeOption(app, &st->snapshot_type);
   app.add_flag("--dump-snapshot-outputs", o.dump_snapshot_outputs,
                "also write snapshot_output<j>.npy");
   app.add_flag("--ml-dtype-sidecar", o.ml_dtype_sidecar,
                "also write <file>.npy.meta for void dtypes (bf16, fp8, ...)");
+  app.add_flag("--lenient-layout", o.decode.lenient_layout,
+               "read an array literal with no layout as major-to-minor "
+               "(AWS's reader; XLA refuses it)");
   app.add_flag("--lenient-length-byte", o.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
@@ -54,9 +56,12 @@ Action Setup(CLI::App& app) {
                                      f.bytes);
       }
     };
+    st->options.on_warning = [&app](const absl::Status& w) {
+      std::cerr << CommandName(app) << ": warning: " << w.message() << "\n";
+    };
     absl::Status s = Unpack(st->snapshot, st->options);
     if (!s.ok()) return Fail(app, s);
-    std::cout << "unpacked " << n << " files\n";
+    std::cout << "unpacked " << Counted(n, "file") << "\n";
     return kExitOk;
   };
 }

@@ -1,6 +1,8 @@
 // decomposed verify FILE... [--json] [--snapshot-type auto|decomposed|snapshot]
-//                           [--lenient-length-byte]
-// Exit 0 only when every file is valid; 1 when any is not.
+//                           [--lenient-length-byte] [--strict]
+// Exit 0 only when every file is valid; 1 when any is not. Warnings
+// (docs/format.md §7.2) are printed as "<file>: warning: ..." and do not
+// fail the run unless --strict makes them problems.
 #include <iostream>
 #include <memory>
 
@@ -23,10 +25,11 @@ Action Setup(CLI::App& app) {
   app.add_option("FILE", st->files, "classic or decomposed snapshots")
       ->required();
   app.add_flag("--json", st->json, "print JSON");
-  app.add_option("--snapshot-type", st->snapshot_type,
-                 "the files' form")
-      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
-      ->capture_default_str();
+  AddSnapshotTypeOption(app, &st->snapshot_type);
+  app.add_flag("--strict", st->options.strict,
+               "warnings (a header carrying literals) are problems");
+  app.add_flag("--lenient-layout", st->options.lenient_layout,
+               "read an array literal with no layout as major-to-minor");
   app.add_flag("--lenient-length-byte", st->options.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st] {
@@ -49,10 +52,13 @@ Action Setup(CLI::App& app) {
       for (const VerifyProblem& p : r->problems) {
         std::cout << path << ": " << p.message << "\n";
       }
+      for (const VerifyProblem& p : r->warnings) {
+        std::cout << path << ": warning: " << p.message << "\n";
+      }
       if (r->valid()) {
-        std::cout << path << ": ok (" << SnapshotTypeName(*r->type) << ", " << r->inputs
-                  << " inputs, "
-                  << (r->outputs ? std::to_string(*r->outputs) + " outputs"
+        std::cout << path << ": ok (" << SnapshotTypeName(*r->type) << ", "
+                  << Counted(r->inputs, "input") << ", "
+                  << (r->outputs ? Counted(*r->outputs, "output")
                                  : std::string("no outputs block"))
                   << ")\n";
       }

@@ -57,6 +57,12 @@ inline absl::string_view Sv(std::string_view s) {
   return absl::string_view(s.data(), s.size());
 }
 
+// "<n> <noun>" with the noun's plural (noun + "s") unless n is 1:
+// Counted(1, "file") -> "1 file", Counted(0, "input") -> "0 inputs".
+inline std::string Counted(uint64_t n, std::string_view noun) {
+  return absl::StrCat(n, " ", Sv(noun), n == 1 ? "" : "s");
+}
+
 // Names one frame of a stream: `region` `index` `part`, each optional,
 // joined by spaces: {"input", 3, "body length box"} -> "input 3 body length
 // box". Cheap to build; only formatted when an error is reported.
@@ -87,8 +93,8 @@ inline absl::Status FrameError(absl::StatusCode code, const Frame& frame,
 inline absl::Status TruncatedError(const Frame& frame, uint64_t offset,
                                    uint64_t declared, uint64_t remaining) {
   return absl::OutOfRangeError(
-      absl::StrCat(frame.str(), ": declared ", declared, " bytes but ",
-                   remaining, " remain (at byte ", offset, ")"));
+      absl::StrCat(frame.str(), ": declared ", Counted(declared, "byte"),
+                   " but ", remaining, " remain (at byte ", offset, ")"));
 }
 
 // Appends " of <path>" to the message when it ends in a byte position, or

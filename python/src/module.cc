@@ -637,7 +637,7 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
     SnapshotType type = kind == "decomposed" ? SnapshotType::kDecomposed
                         : kind == "classic"  ? SnapshotType::kClassic
                                              : SnapshotType::kAuto;
-    type = Take(ResolveSnapshotType(type, path));
+    type = Take(ResolveSnapshotType(path, type));
     if (type == SnapshotType::kDecomposed) {
       f->kind = Kind::kDecomposed;
       BoxReadOptions box;

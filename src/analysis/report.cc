@@ -303,7 +303,7 @@ std::string CompareReportText(const CompareReport& r) {
     }
   }
   absl::StrAppend(&out, "\n", r.pass ? "PASS" : "FAIL", ": ", r.tensors.size() - failed,
-                  " of ", r.tensors.size(), r.tensors.size() == 1 ? " tensor" : " tensors",
+                  " of ", Counted(r.tensors.size(), "tensor"),
                   " pass (mode ", Sv(CompareModeName(r.options.mode)), ")\n");
   return out;
 }

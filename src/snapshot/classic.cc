@@ -109,6 +109,18 @@ absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(std::string_view bytes,
 
 }  // namespace internal
 
+absl::Status HeaderLiteralsWarning(uint64_t arguments, bool result,
+                                   uint64_t offset) {
+  if (arguments == 0 && !result) return absl::OkStatus();
+  std::string what = arguments == 0 ? std::string()
+                                    : Counted(arguments, "argument");
+  if (result) absl::StrAppend(&what, what.empty() ? "" : " and ", "a result");
+  return absl::FailedPreconditionError(absl::StrCat(
+      "header: carries ", what, " (at byte ", offset,
+      "); a decomposed file's literals are its blocks', so unpack ignores "
+      "them as snapshot-unpack does (AWS's reader keeps them)"));
+}
+
 absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
   MemorySource src(snapshot);
   std::string out;

@@ -116,11 +116,8 @@ class Literals {
   std::vector<std::unique_ptr<LiteralSource>> owned_;
 };
 
-}  // namespace
-
-absl::Status ConvertDecomposedToClassic(const std::string& in,
-                                        const std::string& out,
-                                        const ConvertOptions& options) {
+absl::Status DecomposedToClassic(const std::string& in, const std::string& out,
+                                 const ConvertOptions& options) {
   MmapSource src(in);
   if (!src.status().ok()) return src.status();
   DecomposedReader reader(src, options.read);
@@ -171,9 +168,8 @@ absl::Status ConvertDecomposedToClassic(const std::string& in,
   return sink.Commit();
 }
 
-absl::Status ConvertClassicToDecomposed(const std::string& in,
-                                        const std::string& out,
-                                        const ConvertOptions& options) {
+absl::Status ClassicToDecomposed(const std::string& in, const std::string& out,
+                                 const ConvertOptions& options) {
   MmapSource src(in);
   if (!src.status().ok()) return src.status();
   const Frame frame{"HloSnapshot"};
@@ -229,6 +225,47 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
   }
   if (absl::Status f = w.Finish(); !f.ok()) return f;
   return sink.Commit();
+}
+
+}  // namespace
+
+absl::Status ConvertDecomposedToClassic(const std::string& in,
+                                        const std::string& out,
+                                        const ConvertOptions& options) {
+  return ConvertSnapshot(in, out, SnapshotType::kClassic,
+                         SnapshotType::kDecomposed, options);
+}
+
+absl::Status ConvertClassicToDecomposed(const std::string& in,
+                                        const std::string& out,
+                                        const ConvertOptions& options) {
+  return ConvertSnapshot(in, out, SnapshotType::kDecomposed,
+                         SnapshotType::kClassic, options);
+}
+
+absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
+                             SnapshotType to, SnapshotType from,
+                             const ConvertOptions& options) {
+  if (to == SnapshotType::kAuto) {
+    return absl::InvalidArgumentError(
+        "convert: the output form must be decomposed or snapshot (classic)");
+  }
+  absl::StatusOr<SnapshotType> type = ResolveSnapshotType(in, from);
+  if (!type.ok()) return type.status();
+  if (*type == to) {
+    absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(in);
+    return absl::InvalidArgumentError(absl::StrCat(
+        in, ": already a ",
+        to == SnapshotType::kDecomposed ? "decomposed snapshot"
+                                        : "classic HloSnapshot",
+        e.ok() && !e->evidence.empty() ? absl::StrCat(" (", e->evidence, ")")
+                                       : std::string(),
+        "; nothing to convert (--snapshot-type names the input's form)"));
+  }
+  absl::Status s = *type == SnapshotType::kDecomposed
+                       ? DecomposedToClassic(in, out, options)
+                       : ClassicToDecomposed(in, out, options);
+  return WithSnapshotTypeHint(s, in, *type);
 }
 
 }  // namespace decomposed

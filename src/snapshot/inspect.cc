@@ -180,19 +180,18 @@ absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
 
 absl::StatusOr<InspectReport> InspectFile(const std::string& path,
                                           const InspectOptions& options) {
-  absl::StatusOr<SnapshotType> resolved =
-      ResolveSnapshotType(options.snapshot_type, path);
-  if (!resolved.ok()) return resolved.status();
-  const SnapshotType type = *resolved;
+  absl::StatusOr<SnapshotType> type =
+      ResolveSnapshotType(path, options.snapshot_type);
+  if (!type.ok()) return type.status();
   MmapSource src(path);
   if (!src.status().ok()) return src.status();
   InspectReport report;
-  report.type = type;
+  report.type = *type;
   report.file_size = *src.size();
-  absl::Status s = type == SnapshotType::kClassic
+  absl::Status s = *type == SnapshotType::kClassic
                        ? InspectClassic(src, options, &report)
                        : InspectDecomposed(src, options, &report);
-  if (!s.ok()) return WithFile(s, path);
+  if (!s.ok()) return WithSnapshotTypeHint(WithFile(s, path), path, *type);
   return report;
 }
 

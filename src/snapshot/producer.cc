@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <span>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/xla/shape.h"
 
 namespace decomposed {
 
@@ -92,7 +94,32 @@ absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
   return absl::OkStatus();
 }
 
-absl::Status PackToFile(PackRequest& request, const std::string& path) {
+namespace {
+
+// Lists literals already written (Prepare() is cached by every
+// LiteralSource).
+absl::Status ListLiterals(std::span<LiteralSource* const> literals,
+                          std::vector<PackedLiteral>* out) {
+  for (LiteralSource* b : literals) {
+    PackedLiteral p;
+    p.name = b->name();
+    absl::StatusOr<uint64_t> n = b->Prepare();
+    if (!n.ok()) return n.status();
+    p.bytes = *n;
+    absl::StatusOr<std::string> sb = b->ShapeBytes();
+    if (!sb.ok()) return sb.status();
+    absl::StatusOr<Shape> shape = ParseShape(*sb, Frame{p.name, -1, "shape"});
+    if (!shape.ok()) return shape.status();
+    p.shape = shape->ToString();
+    out->push_back(std::move(p));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PackToFile(PackRequest& request, const std::string& path,
+                        PackReport* report) {
   AtomicFileSink sink;
   if (absl::Status s = sink.Open(path); !s.ok()) return s;
   std::vector<LiteralSource*> inputs, outputs;
@@ -122,7 +149,16 @@ absl::Status PackToFile(PackRequest& request, const std::string& path) {
       return s;
     }
   }
-  return sink.Commit();
+  if (absl::Status s = sink.Commit(); !s.ok()) return s;
+  if (report == nullptr) return absl::OkStatus();
+  *report = PackReport{};
+  report->path = path;
+  report->format = request.format;
+  report->header_bytes = request.snapshot.size();
+  struct stat sb;
+  if (::stat(path.c_str(), &sb) == 0) report->file_bytes = sb.st_size;
+  if (absl::Status s = ListLiterals(inputs, &report->inputs); !s.ok()) return s;
+  return ListLiterals(outputs, &report->outputs);
 }
 
 }  // namespace decomposed

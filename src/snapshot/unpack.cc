@@ -208,6 +208,12 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
       reader.header(), ByteRange{region0->offset, region0->length},
       Frame{"header"});
   if (!snap.ok()) return snap.status();
+  if (options.on_warning) {
+    absl::Status w = HeaderLiteralsWarning(snap->arguments,
+                                           !snap->result.empty(),
+                                           region0->offset);
+    if (!w.ok()) options.on_warning(w);
+  }
   HloSnapshotSink sink(options, written);
   if (absl::Status s = sink.WriteModule(reader.header(), snap->module);
       !s.ok()) {
@@ -266,12 +272,12 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
     }
   }
   absl::StatusOr<SnapshotType> type =
-      ResolveSnapshotType(options.snapshot_type, path);
+      ResolveSnapshotType(path, options.snapshot_type);
   if (!type.ok()) return type.status();
   absl::Status s = *type == SnapshotType::kClassic
                        ? UnpackClassic(src, options, written)
                        : UnpackDecomposed(src, options, written);
-  return WithFile(s, path);
+  return WithSnapshotTypeHint(WithFile(s, path), path, *type);
 }
 
 absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,

@@ -18,20 +18,30 @@ namespace {
 // Decodes one literal (all checks of the unpack decoder) into a NullSink.
 template <RewindableSource S>
 absl::Status CheckLiteral(S& src, std::span<const ByteRange> ranges,
-                          const Frame& frame) {
+                          const Frame& frame, const VerifyOptions& options) {
   NullSink sink;
   LiteralDecodeOptions o;
+  o.lenient_layout = options.lenient_layout;
   return DecodeLiteralToNpy(src, ranges, frame, sink, o);
 }
 
+// Parses a header (or a classic file's non-literal fields); when
+// `warnings` is given, also notes a header that carries literals.
 absl::Status CheckSnapshotBytes(std::string_view bytes, const Frame& frame,
-                                uint64_t offset) {
+                                uint64_t offset,
+                                std::vector<VerifyProblem>* warnings = nullptr) {
   xla::HloSnapshot snap;
   if (bytes.size() > limits::kMaxMessageBytes ||
       !snap.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
                       "a serialized HloSnapshot",
                       "bytes that do not parse as one");
+  }
+  if (warnings != nullptr) {
+    absl::Status w = HeaderLiteralsWarning(
+        static_cast<uint64_t>(snap.arguments_size()), snap.has_result(),
+        offset);
+    if (!w.ok()) warnings->push_back(ProblemFromStatus(w));
   }
   return absl::OkStatus();
 }
@@ -48,7 +58,8 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
   absl::StatusOr<ElementInfo> head = reader.ReadHeader(&header);
   if (!head.ok()) return fatal(head.status());
   if (absl::Status s =
-          CheckSnapshotBytes(header, Frame{"header"}, head->offset);
+          CheckSnapshotBytes(header, Frame{"header"}, head->offset,
+                             &r->warnings);
       !s.ok()) {
     fatal(s);  // the framing is intact: go on with the literals
   }
@@ -68,7 +79,8 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
       ++*count;
       ByteRange body{e.offset, e.length};
       absl::Status s = CheckLiteral(
-          list.body(), std::span<const ByteRange>(&body, 1), list.BodyFrame());
+          list.body(), std::span<const ByteRange>(&body, 1), list.BodyFrame(),
+          options);
       if (!s.ok()) r->problems.push_back(ProblemFromStatus(s));
     }
   };
@@ -85,7 +97,8 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
 }
 
 // The classic mapping (classic.h), checked as unpack would write it.
-void VerifyClassic(MmapSource& src, VerifyReport* r) {
+void VerifyClassic(MmapSource& src, const VerifyOptions& options,
+                   VerifyReport* r) {
   const Frame top{"HloSnapshot"};
   const ByteRange whole{0, *src.size()};
   auto problem = [&](const absl::Status& s) {
@@ -101,7 +114,8 @@ void VerifyClassic(MmapSource& src, VerifyReport* r) {
       src, *snap, top, [](int64_t i) { return Frame{"input", i, "body"}; },
       [&](std::span<const ByteRange> literal, int64_t i) {
         ++r->inputs;
-        absl::Status l = CheckLiteral(src, literal, Frame{"input", i, "body"});
+        absl::Status l = CheckLiteral(src, literal, Frame{"input", i, "body"},
+                                      options);
         if (!l.ok()) problem(l);
         return absl::OkStatus();
       });
@@ -113,7 +127,7 @@ void VerifyClassic(MmapSource& src, VerifyReport* r) {
   r->outputs = 0;
   for (const LiteralRanges& o : *outputs) {
     const int64_t j = static_cast<int64_t>((*r->outputs)++);
-    absl::Status l = CheckLiteral(src, o, Frame{"output", j, "body"});
+    absl::Status l = CheckLiteral(src, o, Frame{"output", j, "body"}, options);
     if (!l.ok()) problem(l);
   }
 }
@@ -145,19 +159,39 @@ VerifyProblem ProblemFromStatus(const absl::Status& s) {
 
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options) {
-  absl::StatusOr<SnapshotType> resolved =
-      ResolveSnapshotType(options.snapshot_type, path);
-  if (!resolved.ok()) return resolved.status();
-  const SnapshotType type = *resolved;
+  absl::StatusOr<SnapshotType> type =
+      ResolveSnapshotType(path, options.snapshot_type);
+  if (!type.ok()) {
+    // An empty file is a problem of the file, reported as one.
+    if (type.status().code() != absl::StatusCode::kInvalidArgument) {
+      return type.status();
+    }
+    VerifyReport r;
+    r.path = path;
+    r.problems.push_back(ProblemFromStatus(type.status()));
+    return r;
+  }
   MmapSource src(path);
   if (!src.status().ok()) return src.status();
   VerifyReport r;
   r.path = path;
-  r.type = type;
-  if (type == SnapshotType::kDecomposed) {
+  r.type = *type;
+  if (*type == SnapshotType::kDecomposed) {
     VerifyDecomposed(src, options, &r);
   } else {
-    VerifyClassic(src, &r);
+    VerifyClassic(src, options, &r);
+  }
+  if (options.strict) {
+    r.problems.insert(r.problems.begin(), r.warnings.begin(),
+                      r.warnings.end());
+    r.warnings.clear();
+  }
+  if (!r.problems.empty()) {
+    // A first problem that the other type explains says so.
+    VerifyProblem& p = r.problems.front();
+    absl::Status hinted = WithSnapshotTypeHint(
+        absl::Status(p.code, p.message), path, *type);
+    p.message = std::string(hinted.message());
   }
   return r;
 }
@@ -171,14 +205,17 @@ nlohmann::ordered_json VerifyReportJson(const VerifyReport& r) {
   j["inputs"] = r.inputs;
   j["outputs"] = r.outputs ? nlohmann::ordered_json(*r.outputs)
                            : nlohmann::ordered_json(nullptr);
-  j["problems"] = nlohmann::ordered_json::array();
-  for (const VerifyProblem& p : r.problems) {
-    j["problems"].push_back(
-        {{"frame", p.frame},
-         {"offset", p.offset ? nlohmann::ordered_json(*p.offset)
-                             : nlohmann::ordered_json(nullptr)},
-         {"code", absl::StatusCodeToString(p.code)},
-         {"message", p.message}});
+  for (const auto& [key, list] :
+       {std::pair{"problems", &r.problems}, std::pair{"warnings", &r.warnings}}) {
+    j[key] = nlohmann::ordered_json::array();
+    for (const VerifyProblem& p : *list) {
+      j[key].push_back(
+          {{"frame", p.frame},
+           {"offset", p.offset ? nlohmann::ordered_json(*p.offset)
+                               : nlohmann::ordered_json(nullptr)},
+           {"code", absl::StatusCodeToString(p.code)},
+           {"message", p.message}});
+    }
   }
   return j;
 }

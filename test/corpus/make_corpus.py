@@ -126,8 +126,8 @@ def literal(name, data, code, frame, fragment, what):
 
 
 # --- region [0] ---------------------------------------------------------------
-framing("empty.bin", b"", "OUT_OF_RANGE", "header length box",
-        "found the end of the data (at byte 0", "empty file")
+framing("empty.bin", b"", "INVALID_ARGUMENT", "file",
+        "found an empty file", "empty file (docs/format.md §7.8)")
 framing("trunc_header_box.bin", b"\x03\x3a", "OUT_OF_RANGE",
         "header length box", "declared 3 bytes but 1 remain",
         "truncated inside the header length box")
@@ -281,8 +281,8 @@ literal("literal_no_shape.bin", HEADER + block([ld(8, b"\0" * 8)]),
         "INVALID_ARGUMENT", "input 0", "shape", "a literal without a shape")
 literal("literal_no_layout.bin",
         HEADER + block([f32_literal([2], layout=False)]),
-        "INVALID_ARGUMENT", "input 0", "no layout",
-        "a literal shape without a layout")
+        "INVALID_ARGUMENT", "input 0", "--lenient-layout reads none",
+        "a literal shape without a layout (the error names the option)")
 literal("literal_count_mismatch.bin",
         HEADER + block([f32_literal([2, 3], count=5)]),
         "INVALID_ARGUMENT", "input 0", "found 5 values",
@@ -375,6 +375,17 @@ cases.append(("bundle_missing_tensor/call0/meta.json", META,
                 "checked")],
               "bundle whose meta.json lists tensor1, which is missing"))
 cases.append(("bundle_missing_tensor/call0/tensor0.npy", NPY_F32_2, [], ""))
+
+# --- read, with a warning (docs/format.md §7.2): exit 0 -------------------------
+# A header carrying one argument (HloSnapshot field 2 = LIT): verify reports
+# a warning and stays valid; unpack warns on stderr and ignores it.
+_HDR_ARGS = ld(2, LIT)
+cases.append(("header_with_arguments.bin",
+              box(len(_HDR_ARGS)) + _HDR_ARGS + GOOD_INPUTS + block([]),
+              [(c, 0, "FAILED_PRECONDITION", "header",
+                "header: carries 1 argument", "checked")
+               for c in ("verify", "unpack")],
+              "a header (region [0]) carrying an argument: a warning"))
 
 # Support file (valid): the module that `pack` rows use.
 cases.append(("module.hlo", b"\x0a\x01m", [], ""))

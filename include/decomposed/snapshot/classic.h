@@ -341,6 +341,17 @@ absl::Status ReadLiteralEmptySnapshot(S& src, ByteRange message,
   return absl::OkStatus();
 }
 
+// The warning for a decomposed file's header (region [0], whose bytes
+// start at `offset`) that carries `arguments` records and/or a `result`
+// (docs/format.md §7.2): OK when it carries neither, else
+// kFailedPrecondition "header: carries 2 arguments and a
+// result (at byte 4); a decomposed file's literals are its blocks', so
+// unpack ignores them as snapshot-unpack does (AWS's reader keeps them)".
+// A warning, not an error: `verify --strict` and UnpackOptions callers
+// decide.
+absl::Status HeaderLiteralsWarning(uint64_t arguments, bool result,
+                                   uint64_t offset);
+
 // Removes `arguments` (2) and `result` (3) from serialized HloSnapshot
 // bytes, keeping every other field record verbatim and in order
 // (ReadLiteralEmptySnapshot over memory). Errors on malformed wire bytes,

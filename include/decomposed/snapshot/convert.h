@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/classic_writer.h"
+#include "decomposed/snapshot/snapshot_type.h"
 
 namespace decomposed {
 
@@ -35,7 +36,18 @@ struct ConvertOptions {
   ProgressFn progress;  // optional
 };
 
-// Decomposed -> classic HloSnapshot.
+// Converts `in`, of form `from` (kAuto: detected, docs/format.md §7.8), to
+// form `to` (kDecomposed or kClassic).
+// Errors: the input is empty ("empty file"), or already of form `to`
+// (kInvalidArgument, "already a decomposed snapshot ...; nothing to
+// convert"); a read error that the other form explains carries the hint
+// of WithSnapshotTypeHint (snapshot_type.h); every read and write error.
+absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
+                             SnapshotType to,
+                             SnapshotType from = SnapshotType::kAuto,
+                             const ConvertOptions& options = {});
+
+// Decomposed -> classic HloSnapshot (ConvertSnapshot with both forms named).
 absl::Status ConvertDecomposedToClassic(const std::string& in,
                                         const std::string& out,
                                         const ConvertOptions& options = {});

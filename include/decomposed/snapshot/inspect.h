@@ -63,10 +63,10 @@ struct InspectReport {
 };
 
 struct InspectOptions {
-  // kDecomposed (the default: inspect lists the frames of a decomposed
-  // file, and a damaged one must not be taken for a classic one), kClassic
-  // or kAuto (DetectSnapshotType).
-  SnapshotType snapshot_type = SnapshotType::kDecomposed;
+  // kAuto (the default: detect, docs/format.md §7.8; a damaged decomposed
+  // file whose first boxes are broken is then read as classic, and the
+  // error says so when the bytes look decomposed), kDecomposed or kClassic.
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   DecomposedReadOptions read;
   // Parse the region [0] HloSnapshot to report module facts (materialises
   // the snapshot, which is bounded by protobuf's 2 GiB limit).

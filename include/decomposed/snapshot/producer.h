@@ -213,9 +213,28 @@ struct PackRequest {
   ProgressFn progress;           // optional
 };
 
+// One literal PackToFile wrote.
+struct PackedLiteral {
+  std::string name;   // the body's name(): "input 0 (a.npy)"
+  std::string shape;  // "F32[2,3]{1,0}" (Shape::ToString)
+  uint64_t bytes = 0; // the serialized LiteralProto
+};
+
+// What PackToFile wrote, for listing (`decomposed pack` prints it).
+struct PackReport {
+  std::string path;
+  SnapshotType format = SnapshotType::kDecomposed;
+  uint64_t file_bytes = 0;
+  uint64_t header_bytes = 0;  // region [0] / the literal-empty snapshot
+  std::vector<PackedLiteral> inputs;
+  std::vector<PackedLiteral> outputs;
+};
+
 // Writes `request` to `path` through an AtomicFileSink: on any error no
-// file appears under `path` (an existing one is left untouched).
-absl::Status PackToFile(PackRequest& request, const std::string& path);
+// file appears under `path` (an existing one is left untouched). On
+// success fills `*report` when given.
+absl::Status PackToFile(PackRequest& request, const std::string& path,
+                        PackReport* report = nullptr);
 
 }  // namespace decomposed
 

@@ -48,12 +48,40 @@ std::optional<SnapshotType> SnapshotTypeFromName(std::string_view name);
 // detected as classic and then fails as one, with a classic-mode error.
 // Errors: the file cannot be opened ("Could not open: <path>", code from
 // errno) or read.
+// An empty file is an error (see ResolveSnapshotType); this function
+// alone still answers kClassic for it, as protobuf would parse it.
 absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path);
 
-// The type an option asks for: `requested` itself, or, for kAuto, what
-// DetectSnapshotType(path) finds (never kAuto). Errors: DetectSnapshotType's.
-absl::StatusOr<SnapshotType> ResolveSnapshotType(SnapshotType requested,
-                                                 const std::string& path);
+// What DetectSnapshotType saw, for messages: the type and the evidence, e.g.
+// {kDecomposed, "region [0] box of 84 bytes at byte 0"} or {kClassic,
+// "HloSnapshot field 1 (hlo) of 1200 bytes at byte 0"}. `evidence` is empty
+// when the bytes look like neither form (detection then says kClassic).
+struct SnapshotTypeEvidence {
+  SnapshotType type = SnapshotType::kClassic;
+  std::string evidence;
+};
+absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotType(
+    const std::string& path);
+
+// The type a command reads `path` as: `requested`, or the detected type
+// when `requested` is kAuto (docs/format.md §7.8 gives the rule).
+// Errors: the file cannot be opened; the file is empty
+// (kInvalidArgument "file: expected a snapshot, found an empty file (an
+// interrupted capture leaves one) (at byte 0 of <path>)") -- of either
+// type: an empty
+// file is never a valid empty snapshot, even though protobuf would parse
+// one as an empty HloSnapshot.
+absl::StatusOr<SnapshotType> ResolveSnapshotType(const std::string& path,
+                                                 SnapshotType requested);
+
+// `failure` (reading `path` as `used`, never kAuto) with a hint appended
+// when the file looks like the other type:
+//   "...; this looks like a decomposed snapshot (region [0] box of 84 bytes
+//    at byte 0); use --snapshot-type=decomposed"
+// Returns `failure` unchanged when it is OK, or when detection finds
+// nothing better to say.
+absl::Status WithSnapshotTypeHint(const absl::Status& failure,
+                                  const std::string& path, SnapshotType used);
 
 }  // namespace decomposed
 

@@ -127,8 +127,10 @@ struct UnpackedFile {
 struct UnpackOptions {
   std::string module = "model.hlo";
   std::string output_prefix = "./";
-  // kClassic (snapshot-unpack's default, "snapshot"), kDecomposed or kAuto.
-  SnapshotType snapshot_type = SnapshotType::kClassic;
+  // kAuto (detect, docs/format.md §7.8; the default here and in the
+  // `decomposed` CLI), kClassic (snapshot-unpack's default, "snapshot",
+  // which ParseUnpackCommandLine keeps) or kDecomposed.
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   bool dump_snapshot_outputs = false;
   // Also write <file>.npy.meta = {"ml_dtype": "<name>"} for void-typed
   // arrays (BF16, F8*, F4E2M1FN, S4, U4, S2, U2).
@@ -147,6 +149,11 @@ struct UnpackOptions {
   LiteralDecodeOptions decode;
   // Called after each file is committed (the CLI prints it).
   std::function<void(const UnpackedFile&)> on_file;
+  // Called with each warning (a decomposed header carrying `arguments` or a
+  // `result`, HeaderLiteralsWarning in classic.h: unpack ignores those
+  // literals, as snapshot-unpack does). `decomposed unpack` prints them to
+  // stderr; the snapshot-unpack drop-in, like Neuron's tool, does not.
+  std::function<void(const absl::Status&)> on_warning;
 };
 
 // <prefix><stem><index>.npy, by plain concatenation (kind kInput or kOutput).
@@ -325,13 +332,21 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
 // --- The snapshot-unpack command line -----------------------------------------
 
 struct UnpackCommandLine {
-  UnpackOptions options;
+  UnpackOptions options = ClassicByDefault();
   std::string snapshot;  // the positional input file
   bool help = false;     // -help / --help / -help-list given
   // --snapshot-type named no type (SnapshotTypeFromName): the run fails
   // with "ERROR: Unsupported snapshot format" once the input opens, as
   // snapshot-unpack checks the type after opening the file.
   bool unsupported_snapshot_type = false;
+
+  // snapshot-unpack's default input type is "snapshot" (classic), unlike
+  // UnpackOptions' kAuto: a drop-in keeps it.
+  static UnpackOptions ClassicByDefault() {
+    UnpackOptions o;
+    o.snapshot_type = SnapshotType::kClassic;
+    return o;
+  }
 };
 
 // Parses arguments (without argv[0]) as LLVM's cl::ParseCommandLineOptions

@@ -58,6 +58,10 @@ struct VerifyReport {
   uint64_t inputs = 0;     // literals checked in region [1] / arguments
   std::optional<uint64_t> outputs;  // region [2] / result elements
   std::vector<VerifyProblem> problems;
+  // What reads but deserves a look (a header carrying literals,
+  // docs/format.md §7.2). Not problems: valid() ignores them, unless
+  // VerifyOptions::strict made them problems.
+  std::vector<VerifyProblem> warnings;
   bool valid() const { return problems.empty(); }
 };
 
@@ -65,6 +69,11 @@ struct VerifyOptions {
   // kAuto (DetectSnapshotType), kDecomposed or kClassic.
   SnapshotType snapshot_type = SnapshotType::kAuto;
   BoxReadOptions box;
+  // Warnings are problems (`verify --strict`).
+  bool strict = false;
+  // Array literals with no layout read as major-to-minor
+  // (`--lenient-layout`, LiteralDecodeOptions::lenient_layout).
+  bool lenient_layout = false;
 };
 
 // Verifies one file. The StatusOr is an error only when the file cannot be
@@ -73,8 +82,8 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options = {});
 
 // {"file", "type" ("decomposed", "snapshot" or null), "valid", "inputs",
-// "outputs", "problems": [{"frame",
-// "offset", "code", "message"}]}.
+// "outputs", "problems": [{"frame", "offset", "code", "message"}],
+// "warnings": [the same]}.
 nlohmann::ordered_json VerifyReportJson(const VerifyReport& report);
 
 // Splits a status into a problem (frame = text before the first ": ",

@@ -381,8 +381,8 @@ class FieldReader {
       return Fail(FrameError(
           absl::StatusCode::kInvalidArgument, frame_, field.tag_offset,
           absl::StrCat(Sv(message_), " field ", field.number, " of ", w,
-                       " bytes within the ", end_ - field.offset,
-                       " bytes left"),
+                       " bytes within the ",
+                       Counted(end_ - field.offset, "byte"), " left"),
           "a field running past the end"));
     }
     if (!src_.Pull(w)) {
@@ -420,9 +420,9 @@ class FieldReader {
       return Fail(FrameError(
           absl::StatusCode::kInvalidArgument, frame_, field.tag_offset,
           absl::StrCat("field ", field.number, " length within the ",
-                       end_ - field.offset, " bytes left of the ",
+                       Counted(end_ - field.offset, "byte"), " left of the ",
                        Sv(message_)),
-          absl::StrCat(len, " bytes")));
+          Counted(len, "byte")));
     }
     return true;
   }

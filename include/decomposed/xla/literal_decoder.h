@@ -96,6 +96,9 @@ struct LiteralDecodeOptions {
   uint64_t max_in_memory_transpose = 32 << 20;
   // Directory for transpose temp files; empty: $TMPDIR, else /tmp.
   std::string temp_dir;
+  // An array literal with no layout reads as major-to-minor instead of
+  // failing as in XLA (ResolveArrayPlan; `--lenient-layout`).
+  bool lenient_layout = false;
 };
 
 namespace internal {
@@ -221,7 +224,9 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
   absl::StatusOr<LiteralPlan> planned = PlanLiteral(src, ranges, frame);
   if (!planned.ok()) return planned.status();
   LiteralPlan& plan = *planned;
-  if (absl::Status s = ResolveArrayPlan(plan, frame, body_offset); !s.ok()) {
+  if (absl::Status s = ResolveArrayPlan(plan, frame, body_offset,
+                                        options.lenient_layout);
+      !s.ok()) {
     return s;
   }
   if (absl::Status s = sink.Begin(ArrayHeaderFor(plan,

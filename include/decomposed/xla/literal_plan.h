@@ -337,9 +337,21 @@ inline absl::Status CheckPlanShape(const LiteralPlan& plan, const Frame& frame,
 // XLA's CreateFromProto checks on a planned array literal; fills the plan's
 // type, counts and order. Varint element counts are checked while decoding.
 // `body_offset` locates the body for errors that have no better offset.
+// `lenient_layout` (docs/format.md §14, `--lenient-layout`): an array shape
+// with no layout reads as the default major-to-minor layout
+// ({rank-1, ..., 0}), as AWS's Python reader loads it; XLA refuses it.
 inline absl::Status ResolveArrayPlan(LiteralPlan& plan, const Frame& frame,
-                                     uint64_t body_offset) {
+                                     uint64_t body_offset,
+                                     bool lenient_layout = false) {
   const Frame shape_frame{frame.region, frame.index, "shape"};
+  if (lenient_layout && plan.has_shape && !plan.shape.has_layout &&
+      !plan.shape.is_tuple() && plan.shape.element_type != 17 /* TOKEN */) {
+    plan.shape.has_layout = true;
+    plan.shape.layout = Layout{};
+    for (size_t d = plan.shape.dimensions.size(); d-- > 0;) {
+      plan.shape.layout.minor_to_major.push_back(static_cast<int64_t>(d));
+    }
+  }
   if (absl::Status s = CheckPlanShape(plan, frame, shape_frame, body_offset);
       !s.ok()) {
     return s;

@@ -382,7 +382,8 @@ inline absl::Status ValidateShape(const Shape& s, const Frame& frame,
   }
   if (!s.has_layout) {
     return FrameError(absl::StatusCode::kInvalidArgument, frame, offset,
-                      "a layout (XLA: \"LiteralProto has no layout\")",
+                      "a layout (XLA: \"LiteralProto has no layout\"; "
+                      "--lenient-layout reads none as major-to-minor)",
                       "none");
   }
   const size_t rank = s.dimensions.size();

@@ -1,0 +1,196 @@
+// Telling the two forms apart (docs/format.md §7.8), the empty-file rule,
+// and the hint a command gives when the form the user named fails in a way
+// the other form explains. Golden bytes are written by hand from
+// docs/format.md (§4 boxes, §7 the decomposed file, §11 the classic form).
+#include "decomposed/snapshot/snapshot_type.h"
+
+#include <string>
+
+#include "decomposed/snapshot/convert.h"
+#include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/unpack.h"
+#include "decomposed/snapshot/verify.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace decomposed {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kExample =
+    std::string(DECOMPOSED_SOURCE_DIR) +
+    "/examples/example.decomposed_hlo_snapshot";
+
+// A classic HloSnapshot: field 1 (hlo) of 11 bytes = HloProto field 1
+// (hlo_module) of 9 bytes = HloModuleProto {name "m" (field 1: 3 bytes),
+// entry_computation_name "main" (field 2: 6 bytes)}. Nothing else.
+//   0a 0b | 0a 09 | 0a 01 'm' | 12 04 'main'
+std::string ClassicBytes() {
+  return test::HexBytes("0a0b" "0a09" "0a016d" "12046d61696e");
+}
+
+TEST(SnapshotTypeTest, EvidenceOfEachForm) {
+  test::TempDir dir;
+  absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(kExample);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->type, SnapshotType::kDecomposed);
+  // The example opens with the box 03 3a 01 54: u64s 0x54 = 84.
+  EXPECT_EQ(e->evidence, "region [0] box of 84 bytes at byte 0");
+
+  e = DescribeSnapshotType(dir.Write("c.pb", ClassicBytes()));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->type, SnapshotType::kClassic);
+  EXPECT_EQ(e->evidence, "HloSnapshot field 1 (hlo) of 11 bytes at byte 0");
+
+  // Field 1 declaring more than the file holds: classic, with no evidence.
+  e = DescribeSnapshotType(dir.Write("short.pb", test::HexBytes("0a200a")));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->type, SnapshotType::kClassic);
+  EXPECT_EQ(e->evidence, "");
+}
+
+TEST(SnapshotTypeTest, EmptyFileIsAnErrorOfEveryCommandAndType) {
+  test::TempDir dir;
+  const std::string empty = dir.Write("empty.bin", "");
+  const std::string want =
+      "file: expected a snapshot, found an empty file (an interrupted "
+      "capture leaves one) (at byte 0 of " + empty + ")";
+  for (SnapshotType t : {SnapshotType::kAuto, SnapshotType::kClassic,
+                         SnapshotType::kDecomposed}) {
+    SCOPED_TRACE(SnapshotTypeName(t));
+    absl::StatusOr<SnapshotType> r = ResolveSnapshotType(empty, t);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), want);
+
+    UnpackOptions uo;
+    uo.snapshot_type = t;
+    uo.output_prefix = dir.path() + "/out_";
+    absl::Status s = Unpack(empty, uo);
+    EXPECT_EQ(s.message(), want);
+    EXPECT_FALSE(test::FileExists(dir.path() + "/out_model.hlo"));
+
+    VerifyOptions vo;
+    vo.snapshot_type = t;
+    absl::StatusOr<VerifyReport> vr = VerifyFile(empty, vo);
+    ASSERT_TRUE(vr.ok()) << vr.status();  // a problem of the file
+    EXPECT_FALSE(vr->valid());
+    EXPECT_FALSE(vr->type.has_value());
+    ASSERT_EQ(vr->problems.size(), 1u);
+    EXPECT_EQ(vr->problems[0].message, want);
+    EXPECT_EQ(vr->problems[0].frame, "file");
+    EXPECT_EQ(vr->problems[0].offset, 0u);
+
+    InspectOptions io;
+    io.snapshot_type = t;
+    EXPECT_EQ(InspectFile(empty, io).status().message(), want);
+
+    if (t != SnapshotType::kAuto) {
+      const SnapshotType to = t == SnapshotType::kClassic
+                                  ? SnapshotType::kDecomposed
+                                  : SnapshotType::kClassic;
+      s = ConvertSnapshot(empty, dir.File("out.bin"), to, t);
+      EXPECT_EQ(s.message(), want);
+      EXPECT_FALSE(test::FileExists(dir.File("out.bin")));
+    }
+  }
+}
+
+TEST(SnapshotTypeTest, DefaultsDetect) {
+  // The library's and the CLI's default is auto; snapshot-unpack's
+  // command line keeps Neuron's "snapshot".
+  EXPECT_EQ(UnpackOptions{}.snapshot_type, SnapshotType::kAuto);
+  EXPECT_EQ(InspectOptions{}.snapshot_type, SnapshotType::kAuto);
+  EXPECT_EQ(VerifyOptions{}.snapshot_type, SnapshotType::kAuto);
+  absl::StatusOr<UnpackCommandLine> cl = ParseUnpackCommandLine({"x"});
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ(cl->options.snapshot_type, SnapshotType::kClassic);
+
+  test::TempDir dir;
+  UnpackOptions uo;
+  uo.output_prefix = dir.path() + "/";
+  ASSERT_TRUE(Unpack(kExample, uo).ok());
+  EXPECT_TRUE(test::FileExists(dir.File("model.hlo")));
+  EXPECT_TRUE(test::FileExists(dir.File("value_input0.npy")));
+}
+
+TEST(SnapshotTypeTest, DecomposedReadAsClassicSaysSo) {
+  const std::string hint =
+      "; this looks like a decomposed snapshot (region [0] box of 84 bytes "
+      "at byte 0); use --snapshot-type=decomposed";
+  test::TempDir dir;
+  UnpackOptions uo;
+  uo.snapshot_type = SnapshotType::kClassic;
+  uo.output_prefix = dir.path() + "/";
+  absl::Status s = Unpack(kExample, uo);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  // The message names the message being parsed, then the hint.
+  EXPECT_THAT(std::string(s.message()), HasSubstr("HloSnapshot field tag"));
+  EXPECT_THAT(std::string(s.message()), EndsWith(hint));
+  EXPECT_FALSE(test::FileExists(dir.File("model.hlo")));
+
+  VerifyOptions vo;
+  vo.snapshot_type = SnapshotType::kClassic;
+  absl::StatusOr<VerifyReport> r = VerifyFile(kExample, vo);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->problems.empty());
+  EXPECT_THAT(r->problems.front().message, EndsWith(hint));
+
+  InspectOptions io;
+  io.snapshot_type = SnapshotType::kClassic;
+  EXPECT_THAT(std::string(InspectFile(kExample, io).status().message()),
+              EndsWith(hint));
+}
+
+TEST(SnapshotTypeTest, ClassicReadAsDecomposedSaysSo) {
+  test::TempDir dir;
+  const std::string classic = dir.Write("c.pb", ClassicBytes());
+  UnpackOptions uo;
+  uo.snapshot_type = SnapshotType::kDecomposed;
+  uo.output_prefix = dir.path() + "/";
+  absl::Status s = Unpack(classic, uo);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()),
+              EndsWith("; this looks like a classic HloSnapshot (HloSnapshot "
+                       "field 1 (hlo) of 11 bytes at byte 0); use "
+                       "--snapshot-type=snapshot"));
+  // Read as what it is, the same file unpacks.
+  uo.snapshot_type = SnapshotType::kAuto;
+  EXPECT_TRUE(Unpack(classic, uo).ok());
+  EXPECT_EQ(test::ReadFile(dir.File("model.hlo")),
+            test::HexBytes("0a016d" "12046d61696e"));
+}
+
+TEST(SnapshotTypeTest, NoHintWhenTheOtherFormDoesNotExplainIt) {
+  test::TempDir dir;
+  // Neither form: a truncated classic record.
+  const std::string junk = dir.Write("j.bin", test::HexBytes("0a200a"));
+  UnpackOptions uo;
+  uo.snapshot_type = SnapshotType::kDecomposed;
+  uo.output_prefix = dir.path() + "/";
+  absl::Status s = Unpack(junk, uo);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), Not(HasSubstr("this looks like")));
+}
+
+TEST(SnapshotTypeTest, ConvertDetectsItsInputAndRefusesANoOp) {
+  test::TempDir dir;
+  const std::string out = dir.File("x.pb");
+  ASSERT_TRUE(ConvertSnapshot(kExample, out, SnapshotType::kClassic).ok());
+  // Detected as classic now: converting it to classic again is refused.
+  absl::Status s = ConvertSnapshot(out, dir.File("y.pb"), SnapshotType::kClassic);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("already a classic HloSnapshot"));
+  EXPECT_FALSE(test::FileExists(dir.File("y.pb")));
+  s = ConvertSnapshot(kExample, dir.File("z"), SnapshotType::kDecomposed);
+  EXPECT_EQ(s.message(),
+            kExample + ": already a decomposed snapshot (region [0] box of 84 "
+                       "bytes at byte 0); nothing to convert (--snapshot-type "
+                       "names the input's form)");
+}
+
+}  // namespace
+}  // namespace decomposed
