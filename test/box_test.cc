@@ -397,7 +397,7 @@ TEST(BoxStrictTest, MalformedVarint) {
                         "or truncated varint (at byte 1)"));
   // A packed length past the end of the box: 1 byte is left after 3a 05.
   EXPECT_THAT(DecodeError("03 3a 05 01").message(),
-              HasSubstr("expected field 7 length within the 1 bytes left of "
+              HasSubstr("expected field 7 length within the 1 byte left of "
                         "the LiteralProto, found 5 bytes (at byte 1)"));
   // An unpacked value cut short.
   EXPECT_THAT(DecodeError("02 38 ff").message(),

@@ -215,9 +215,19 @@ TEST(InspectTest, ClassicFileThroughTheClassicMapping) {
   EXPECT_THAT(text, HasSubstr("classic HloSnapshot file, 66 bytes"));
   EXPECT_THAT(text, HasSubstr("input 0: body @9 (22 bytes) F32[2]{0}"));
   EXPECT_THAT(text, HasSubstr("outputs: 1 (result @33)"));
-  // The default type is decomposed: the same file is then a broken
-  // decomposed file.
-  EXPECT_FALSE(InspectFile(path).ok());
+  // The default type is auto: the file is detected as classic. Read as
+  // decomposed, it is a broken decomposed file, and the error says what it
+  // looks like.
+  absl::StatusOr<InspectReport> detected = InspectFile(path);
+  ASSERT_TRUE(detected.ok()) << detected.status();
+  EXPECT_EQ(detected->type, SnapshotType::kClassic);
+  InspectOptions as_decomposed;
+  as_decomposed.snapshot_type = SnapshotType::kDecomposed;
+  absl::StatusOr<InspectReport> broken = InspectFile(path, as_decomposed);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(std::string(broken.status().message()),
+              HasSubstr("; this looks like a classic HloSnapshot (HloSnapshot "
+                        "field 1 (hlo) of "));
 }
 
 TEST(InspectTest, ExampleMatchesItsGenerator) {

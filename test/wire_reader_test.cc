@@ -181,7 +181,7 @@ TEST(FieldReader, SizeRules) {
   s = ReadBoth(HexBytes("08 01 22 05 61"), &seen);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(),
-              HasSubstr("expected field 4 length within the 1 bytes left of "
+              HasSubstr("expected field 4 length within the 1 byte left of "
                         "the TestMessage, found 5 bytes (at byte 2)"));
 }
 

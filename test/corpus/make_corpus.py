@@ -183,7 +183,7 @@ framing("box_varint_overflow.bin",
         "box whose varint has 11 bytes")
 framing("box_packed_len_past_box.bin", b"\x03\x3a\x05\x00" + GOOD_INPUTS,
         "INVALID_ARGUMENT", "header length box",
-        "field 7 length within the 1 bytes left of the LiteralProto",
+        "field 7 length within the 1 byte left of the LiteralProto",
         "packed u64s length past the box end")
 
 # --- region [1] ---------------------------------------------------------------
@@ -236,7 +236,7 @@ framing("body_tag_truncated.bin", HEADER + block([LIT + b"\xc2"]),
 framing("body_shape_dims_past_end.bin",
         HEADER + block([ld(1, b"\x10\x0b\x1a\x09\x02") + ld(8, b"\0" * 8)]),
         "INVALID_ARGUMENT", "input 0 shape",
-        "field 3 length within the 1 bytes left of the ShapeProto",
+        "field 3 length within the 1 byte left of the ShapeProto",
         "packed dimensions running past the shape's end")
 framing("body_rank_65.bin",
         HEADER + block([ld(1, field(2, 0) + varint(F32) +

@@ -34,12 +34,11 @@ BAD_OUTPUT = re.compile(r"Sanitizer|runtime error|terminate called|"
 
 
 def argv_for(cli, command, path, out_dir, files_dir):
+    # The corpus files are decomposed files; auto-detection (the default)
+    # would read a damaged one as a classic HloSnapshot.
     if command == "inspect":
-        return [cli, "inspect", path]
+        return [cli, "inspect", "--snapshot-type=decomposed", path]
     if command == "verify":
-        # The corpus files are decomposed files; auto-detection would check
-        # a damaged one as a classic HloSnapshot (an empty file is a valid,
-        # empty HloSnapshot message).
         return [cli, "verify", "--snapshot-type=decomposed", path]
     if command == "unpack":
         return [cli, "unpack", "--snapshot-type=decomposed",

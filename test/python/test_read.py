@@ -371,7 +371,8 @@ def test_message_is_the_clis(tmp_path, cli):
     data = ui.decomposed_file([ui.literal("F32", np.zeros(3, np.float32), [0],
                                           "canonical")], [], True)
     path = write_file(str(tmp_path / "trunc.dhs"), data[:-5])
-    r = subprocess.run([cli, "inspect", path], capture_output=True, text=True)
+    r = subprocess.run([cli, "inspect", "--snapshot-type=decomposed", path],
+                       capture_output=True, text=True)
     assert r.returncode == 1
     with pytest.raises(decomposed.FormatError) as e:
         decomposed.open(path, kind="decomposed")
