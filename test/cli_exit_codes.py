@@ -98,6 +98,40 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(1, ["unpack", "--snapshot-type=decomposed", "--output-prefix=" + u,
                garbage], "unpack")
     expect(1, ["unpack", "--output-prefix=" + u, missing], "unpack")
+
+    # --- detection, empty files, hints, progress (docs/format.md §7.8) -------
+    # The default type is auto: the example is found to be decomposed.
+    r = expect(0, ["unpack", "--output-prefix=" + u, EXAMPLE])
+    if "unpacked 3 files" not in r.stdout:
+        failures.append(f"unpack (auto): {r.stdout!r}")
+    r = expect(1, ["unpack", "--snapshot-type=snapshot",
+                   "--output-prefix=" + u, EXAMPLE], "unpack")
+    if ("this looks like a decomposed snapshot (region [0] box of 84 bytes "
+            "at byte 0); use --snapshot-type=decomposed") not in r.stderr:
+        failures.append(f"unpack as classic: no hint in {r.stderr!r}")
+    empty = os.path.join(tmp, "empty.bin")
+    open(empty, "wb").close()
+    for args in (["unpack", "--output-prefix=" + u, empty],
+                 ["unpack", "--snapshot-type=decomposed", empty],
+                 ["inspect", empty], ["verify", empty],
+                 ["convert", empty, os.path.join(tmp, "e.pb"), "--to",
+                  "snapshot"]):
+        r = expect(1, args, args[0])
+        if "found an empty file" not in r.stdout + r.stderr:
+            failures.append(f"{args}: no 'empty file' in "
+                            f"{(r.stdout + r.stderr)!r}")
+    for cmd in (["unpack", "--output-prefix=" + u], ["verify"]):
+        r = expect(0, [*cmd, "--progress", EXAMPLE])
+        if f"{cmd[0]}: " not in r.stderr or "100%" not in r.stderr:
+            failures.append(f"{cmd[0]} --progress: stderr {r.stderr!r}")
+        r = expect(0, [*cmd, "--quiet", EXAMPLE])
+        if r.stderr:
+            failures.append(f"{cmd[0]} --quiet: stderr {r.stderr!r}")
+        expect(2, [*cmd, "--progress", "--quiet", EXAMPLE])
+        # Not a terminal and a tiny file: no line by default.
+        r = expect(0, [*cmd, EXAMPLE])
+        if r.stderr:
+            failures.append(f"{cmd[0]} (default): stderr {r.stderr!r}")
     module, npy = u + "model.hlo", u + "value_input0.npy"
 
     # --- inspect ------------------------------------------------------------------
@@ -123,7 +157,13 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     # --- pack ------------------------------------------------------------------------
     out = os.path.join(tmp, "packed.decomposed_hlo_snapshot")
     ok = ["--module", module, "--input", npy, "-o", out]
-    expect(0, ["pack", *ok])
+    r = expect(0, ["pack", *ok])
+    # pack lists what it wrote, as unpack does.
+    size = os.path.getsize(out) if os.path.exists(out) else -1
+    if (f"wrote {out} (decomposed, {size} bytes)" not in r.stdout
+            or "packed input 0 (" not in r.stdout
+            or "1 input, 0 outputs" not in r.stdout):
+        failures.append(f"pack: stdout {r.stdout!r}")
     expect(0, ["pack", "--snapshot", EXAMPLE, "--input", npy,
                "--format=snapshot", "--out", out + ".pb"])
     usage_errors("pack", ok, [

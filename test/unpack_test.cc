@@ -603,5 +603,22 @@ TEST_F(UnpackTest, LenientLayoutReadsNoneAsMajorToMinor) {
   EXPECT_EQ(Payload("value_input0.npy"), Floats(v));
 }
 
+
+TEST_F(UnpackTest, ProgressReportsPositionsUpToTheFileSize) {
+  std::vector<float> big(300000, 1.5f);  // 1.2 MB: more than one 1 MiB chunk
+  std::string data = Decomposed({F32Literal({1}), F32Literal(big)}, nullptr);
+  std::string p = Write("progress.dhs", data);
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
+  std::vector<uint64_t> seen;
+  o.progress = [&](uint64_t done) { seen.push_back(done); };
+  ASSERT_TRUE(Unpack(p, o).ok());
+  ASSERT_GE(seen.size(), 4u);  // module, input 0, chunks of input 1, end
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_LE(seen[i - 1], seen[i]) << i;
+  }
+  EXPECT_EQ(seen.back(), data.size());
+  EXPECT_EQ(Payload("value_input1.npy"), Floats(big));
+}
+
 }  // namespace
 }  // namespace decomposed

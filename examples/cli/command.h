@@ -69,6 +69,10 @@ void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
 // docs/format.md §7.8). SnapshotTypeFromName parses it.
 void AddSnapshotTypeOption(CLI::App& app, std::string* value);
 
+// Adds --progress (force the progress line on stderr) and --quiet (no
+// progress line), bound to `*progress` and `*quiet`.
+void AddProgressOptions(CLI::App& app, bool* progress, bool* quiet);
+
 // Serialises a nlohmann::json (or ordered_json) for printing. Strings from
 // outside the program (paths, environment values) may hold bytes that are not
 // UTF-8, on which the default dump() throws; here they become U+FFFD.

@@ -17,6 +17,7 @@ struct State {
   std::string in, out, to;
   std::string snapshot_type = "auto";  // IN's form
   bool lenient = false, no_output_block = false, no_validate = false;
+  bool progress = false, quiet = false;
 };
 
 Action Setup(CLI::App& app) {
@@ -31,6 +32,7 @@ Action Setup(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"snapshot", "decomposed"}));
   AddSnapshotTypeOption(app, &st->snapshot_type);
+  AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_flag("--lenient-length-byte", st->lenient,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   app.add_flag("--no-output-block", st->no_output_block,
@@ -44,7 +46,8 @@ Action Setup(CLI::App& app) {
     options.validate = !st->no_validate;
     struct stat sb;
     ProgressLine progress("convert",
-                          ::stat(st->in.c_str(), &sb) == 0 ? sb.st_size : 0);
+                          ::stat(st->in.c_str(), &sb) == 0 ? sb.st_size : 0,
+                          ProgressModeOf(st->progress, st->quiet));
     options.progress = [&progress](uint64_t done) { progress.Update(done); };
     absl::Status s = ConvertSnapshot(
         st->in, st->out, *SnapshotTypeFromName(st->to),

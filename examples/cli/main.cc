@@ -42,6 +42,13 @@ void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
   }
 }
 
+void AddProgressOptions(CLI::App& app, bool* progress, bool* quiet) {
+  CLI::Option* on = app.add_flag(
+      "--progress", *progress,
+      "show a progress line on stderr even when it is not a terminal");
+  app.add_flag("--quiet", *quiet, "no progress line")->excludes(on);
+}
+
 void AddSnapshotTypeOption(CLI::App& app, std::string* value) {
   app.add_option("--snapshot-type", *value,
                  "the input's form (auto: detect it, docs/format.md 7.8)")

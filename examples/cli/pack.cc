@@ -22,6 +22,7 @@ struct State {
   std::string module, snapshot, out, format = "decomposed";
   std::vector<std::string> inputs, outputs, dtypes, output_dtypes;
   bool no_output_block = false, tf211_layout = false, box_shape = false;
+  bool progress = false, quiet = false;
 };
 
 // "INDEX=TYPE" specs -> one optional type per file; a malformed spec is a
@@ -119,6 +120,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--box-shape", st->box_shape,
                "length boxes carry a U64 scalar shape");
   app.add_option("-o,--out", st->out, "the file to write")->required();
+  AddProgressOptions(app, &st->progress, &st->quiet);
   return [st, &app] {
     if (st->module.empty() == st->snapshot.empty()) {
       throw CLI::RequiredError("exactly one of --module and --snapshot");
@@ -164,7 +166,8 @@ Action Setup(CLI::App& app) {
         if (::stat(f.c_str(), &sb) == 0) estimate += sb.st_size;
       }
     }
-    ProgressLine progress("pack", estimate);
+    ProgressLine progress("pack", estimate,
+                          ProgressModeOf(st->progress, st->quiet));
     req.progress = [&progress](uint64_t done) { progress.Update(done); };
     PackReport report;
     absl::Status s = PackToFile(req, st->out, &report);

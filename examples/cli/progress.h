@@ -1,7 +1,10 @@
 // A progress line on stderr for long operations: bytes done, percentage,
-// rate and time left, redrawn at most every 200 ms, and only when stderr is
-// a terminal (quiet in pipes, logs and tests). The library reports bytes
-// through ProgressFn callbacks; this is only the display.
+// rate and time left, redrawn at most every 200 ms (the way `pv` and
+// `zstd -v` show it). By default only when stderr is a terminal and the
+// work is at least 64 MiB (quiet in pipes, logs and tests); `--progress`
+// forces it, `--quiet` silences it (AddProgressOptions). The library
+// reports bytes through progress callbacks; this is only the display, and
+// an update that is not drawn costs one clock read.
 #ifndef DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
 #define DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
 
@@ -14,24 +17,52 @@
 
 namespace decomposed::cli {
 
+enum class ProgressMode { kAuto, kOn, kOff };
+
+// The mode --progress / --quiet ask for.
+inline ProgressMode ProgressModeOf(bool progress, bool quiet) {
+  return progress ? ProgressMode::kOn
+                  : quiet ? ProgressMode::kOff : ProgressMode::kAuto;
+}
+
 class ProgressLine {
  public:
-  // `total` is the expected number of bytes (an estimate is fine); work
-  // shorter than `min_total` shows nothing.
+  // `total` is the expected number of bytes (an estimate is fine); in
+  // kAuto, work shorter than `min_total` or a stderr that is not a
+  // terminal shows nothing.
   ProgressLine(std::string label, uint64_t total,
+               ProgressMode mode = ProgressMode::kAuto,
                uint64_t min_total = 64 << 20)
       : label_(std::move(label)),
         total_(total),
-        enabled_(::isatty(2) && total >= min_total),
+        enabled_(mode == ProgressMode::kOn ||
+                 (mode == ProgressMode::kAuto && ::isatty(2) &&
+                  total >= min_total)),
         start_(Clock::now()),
         last_(start_) {}
   ~ProgressLine() { Done(); }
 
   void Update(uint64_t done) {
     if (!enabled_) return;
+    done_ = done;
     auto now = Clock::now();
     if (now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
+    Draw(done, now);
+  }
+  // Draws the final state once (so a forced line shows even for work
+  // shorter than one redraw interval) and ends the line.
+  void Done() {
+    if (enabled_) Draw(done_, Clock::now());
+    if (drawn_) std::fputc('\n', stderr);
+    drawn_ = false;
+    enabled_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void Draw(uint64_t done, Clock::time_point now) {
     double secs = std::chrono::duration<double>(now - start_).count();
     double rate = secs > 0 ? done / secs : 0;
     double pct = total_ ? 100.0 * done / total_ : 0;
@@ -43,14 +74,7 @@ class ProgressLine {
                  static_cast<int>(left + 0.5));
     drawn_ = true;
   }
-  void Done() {
-    if (drawn_) std::fputc('\n', stderr);
-    drawn_ = false;
-    enabled_ = false;
-  }
 
- private:
-  using Clock = std::chrono::steady_clock;
   static std::string Human(uint64_t b) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = static_cast<double>(b);
@@ -68,6 +92,7 @@ class ProgressLine {
   uint64_t total_;
   bool enabled_;
   bool drawn_ = false;
+  uint64_t done_ = 0;
   Clock::time_point start_, last_;
 };
 

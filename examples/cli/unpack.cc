@@ -5,11 +5,14 @@
 // snapshot-unpack's options and behaviour (include/decomposed/snapshot/
 // unpack.h) in this CLI's syntax (two dashes; the LLVM cl::opt syntax is
 // snapshot-unpack's), printing every file it writes.
+#include <sys/stat.h>
+
 #include <iostream>
 #include <memory>
 
 #include "absl/strings/str_format.h"
 #include "command.h"
+#include "progress.h"
 #include "decomposed/snapshot/unpack.h"
 
 namespace decomposed::cli {
@@ -20,6 +23,7 @@ struct State {
   std::string snapshot;
   // auto, unlike snapshot-unpack (whose drop-in keeps Neuron's "snapshot").
   std::string snapshot_type = "auto";
+  bool progress = false, quiet = false;
 };
 
 Action Setup(CLI::App& app) {
@@ -33,6 +37,7 @@ Action Setup(CLI::App& app) {
                  "joined to each file name as is (out/ writes out/model.hlo)")
       ->capture_default_str();
   AddSnapshotTypeOption(app, &st->snapshot_type);
+  AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_flag("--dump-snapshot-outputs", o.dump_snapshot_outputs,
                "also write snapshot_output<j>.npy");
   app.add_flag("--ml-dtype-sidecar", o.ml_dtype_sidecar,
@@ -59,7 +64,15 @@ Action Setup(CLI::App& app) {
     st->options.on_warning = [&app](const absl::Status& w) {
       std::cerr << CommandName(app) << ": warning: " << w.message() << "\n";
     };
+    struct stat sb;
+    ProgressLine progress(
+        "unpack", ::stat(st->snapshot.c_str(), &sb) == 0 ? sb.st_size : 0,
+        ProgressModeOf(st->progress, st->quiet));
+    st->options.progress = [&progress](uint64_t done) {
+      progress.Update(done);
+    };
     absl::Status s = Unpack(st->snapshot, st->options);
+    progress.Done();
     if (!s.ok()) return Fail(app, s);
     std::cout << "unpacked " << Counted(n, "file") << "\n";
     return kExitOk;

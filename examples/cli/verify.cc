@@ -3,10 +3,13 @@
 // Exit 0 only when every file is valid; 1 when any is not. Warnings
 // (docs/format.md §7.2) are printed as "<file>: warning: ..." and do not
 // fail the run unless --strict makes them problems.
+#include <sys/stat.h>
+
 #include <iostream>
 #include <memory>
 
 #include "command.h"
+#include "progress.h"
 #include "decomposed/snapshot/verify.h"
 
 namespace decomposed::cli {
@@ -17,6 +20,7 @@ struct State {
   bool json = false;
   VerifyOptions options;
   std::string snapshot_type = "auto";
+  bool progress = false, quiet = false;
 };
 
 Action Setup(CLI::App& app) {
@@ -26,6 +30,7 @@ Action Setup(CLI::App& app) {
       ->required();
   app.add_flag("--json", st->json, "print JSON");
   AddSnapshotTypeOption(app, &st->snapshot_type);
+  AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_flag("--strict", st->options.strict,
                "warnings (a header carrying literals) are problems");
   app.add_flag("--lenient-layout", st->options.lenient_layout,
@@ -37,7 +42,15 @@ Action Setup(CLI::App& app) {
     bool all_valid = true;
     nlohmann::ordered_json json = nlohmann::ordered_json::array();
     for (const std::string& path : st->files) {
+      struct stat sb;
+      ProgressLine progress(
+          "verify", ::stat(path.c_str(), &sb) == 0 ? sb.st_size : 0,
+          ProgressModeOf(st->progress, st->quiet));
+      st->options.progress = [&progress](uint64_t done) {
+        progress.Update(done);
+      };
       absl::StatusOr<VerifyReport> r = VerifyFile(path, st->options);
+      progress.Done();
       if (!r.ok()) {
         VerifyReport failed;
         failed.path = path;

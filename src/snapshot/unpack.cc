@@ -277,6 +277,7 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
   absl::Status s = *type == SnapshotType::kClassic
                        ? UnpackClassic(src, options, written)
                        : UnpackDecomposed(src, options, written);
+  if (s.ok() && options.progress) options.progress(*src.size());  // all read
   return WithSnapshotTypeHint(WithFile(s, path), path, *type);
 }
 

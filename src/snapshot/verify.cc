@@ -22,7 +22,19 @@ absl::Status CheckLiteral(S& src, std::span<const ByteRange> ranges,
   NullSink sink;
   LiteralDecodeOptions o;
   o.lenient_layout = options.lenient_layout;
-  return DecodeLiteralToNpy(src, ranges, frame, sink, o);
+  const uint64_t base = ranges.empty() ? 0 : ranges.front().offset;
+  uint64_t done = 0;
+  if (options.progress) {
+    o.on_payload = [&](uint64_t n) {
+      done += n;
+      options.progress(base + done);
+    };
+  }
+  absl::Status s = DecodeLiteralToNpy(src, ranges, frame, sink, o);
+  if (options.progress && !ranges.empty()) {
+    options.progress(ranges.back().offset + ranges.back().length);
+  }
+  return s;
 }
 
 // Parses a header (or a classic file's non-literal fields); when
@@ -181,6 +193,7 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
   } else {
     VerifyClassic(src, options, &r);
   }
+  if (options.progress) options.progress(*src.size());
   if (options.strict) {
     r.problems.insert(r.problems.begin(), r.warnings.begin(),
                       r.warnings.end());

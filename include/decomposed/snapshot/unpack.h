@@ -154,6 +154,11 @@ struct UnpackOptions {
   // literals, as snapshot-unpack does). `decomposed unpack` prints them to
   // stderr; the snapshot-unpack drop-in, like Neuron's tool, does not.
   std::function<void(const absl::Status&)> on_warning;
+  // Optional, for progress displays: called with how far into the input
+  // the work is, in bytes: the end of each file's bytes once it is written,
+  // and, inside a literal, its first byte plus the payload bytes written
+  // so far (once per chunk: 1 MiB buffers, 64 MiB kernel copies).
+  std::function<void(uint64_t)> progress;
 };
 
 // <prefix><stem><index>.npy, by plain concatenation (kind kInput or kOutput).
@@ -227,7 +232,11 @@ class HloSnapshotSink {
         if (!s.ok()) return s;
       }
     }
-    return CommitModule(out, path);
+    absl::Status committed = CommitModule(out, path);
+    if (committed.ok() && options_.progress && !ranges.empty()) {
+      options_.progress(ranges.back().offset + ranges.back().length);
+    }
+    return committed;
   }
 
   template <RewindableSource S>
@@ -239,13 +248,25 @@ class HloSnapshotSink {
     if (absl::Status s = out.Open(path); !s.ok()) return s;
     LiteralPlan plan;
     absl::Status s;
+    LiteralDecodeOptions decode = options_.decode;
+    uint64_t base = ranges.empty() ? 0 : ranges.front().offset, done = 0;
+    if (options_.progress) {
+      decode.on_payload = [this, base, &done](uint64_t n) {
+        done += n;
+        options_.progress(base + done);
+      };
+    }
     if (options_.literal_pass) {
-      s = PassLiteral(src, ranges, kind, index, frame, out, &plan);
+      s = PassLiteral(src, ranges, kind, index, frame, out, decode, &plan);
     } else {
-      s = DecodeLiteralToNpy(src, ranges, frame, out, options_.decode, &plan);
+      s = DecodeLiteralToNpy(src, ranges, frame, out, decode, &plan);
     }
     if (!s.ok()) return s;
-    return CommitLiteral(out, path, kind, index, plan);
+    s = CommitLiteral(out, path, kind, index, plan);
+    if (s.ok() && options_.progress && !ranges.empty()) {
+      options_.progress(ranges.back().offset + ranges.back().length);
+    }
+    return s;
   }
 
  private:
@@ -281,6 +302,7 @@ class HloSnapshotSink {
   absl::Status PassLiteral(S& src, std::span<const ByteRange> ranges,
                            UnpackedKind kind, int64_t index,
                            const Frame& frame, AtomicFileSink& out,
+                           const LiteralDecodeOptions& decode,
                            LiteralPlan* plan) {
     uint64_t total = 0;
     for (const ByteRange& r : ranges) {
@@ -304,7 +326,7 @@ class HloSnapshotSink {
     MemorySource mem(bytes);
     ByteRange all{0, bytes.size()};
     return DecodeLiteralToNpy(mem, std::span<const ByteRange>(&all, 1), frame,
-                              out, options_.decode, plan);
+                              out, decode, plan);
   }
 
   // The non-template steps, in unpack.cc.

@@ -31,6 +31,7 @@
 #define DECOMPOSED_SNAPSHOT_VERIFY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ struct VerifyOptions {
   // Array literals with no layout read as major-to-minor
   // (`--lenient-layout`, LiteralDecodeOptions::lenient_layout).
   bool lenient_layout = false;
+  // Optional, for progress displays: how far into the file the checking
+  // is, in bytes (as UnpackOptions::progress).
+  std::function<void(uint64_t)> progress;
 };
 
 // Verifies one file. The StatusOr is an error only when the file cannot be

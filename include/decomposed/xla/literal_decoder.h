@@ -63,6 +63,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -99,6 +100,10 @@ struct LiteralDecodeOptions {
   // An array literal with no layout reads as major-to-minor instead of
   // failing as in XLA (ResolveArrayPlan; `--lenient-layout`).
   bool lenient_layout = false;
+  // Optional, for progress displays: called with the number of payload
+  // bytes just handed to the sink, per chunk (one buffer, one view, or one
+  // kernel copy of at most 64 MiB while this is set).
+  std::function<void(uint64_t)> on_payload;
 };
 
 namespace internal {
@@ -239,6 +244,7 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
   LiteralPath path = LiteralPath::kGeneral;
   internal::PayloadWriter out(sink, plan.payload_bytes, options.copy,
                               buf.get(), cap);
+  if (options.on_payload) out.set_on_payload(&options.on_payload);
   if (!internal::NeedsTranspose(plan, sink)) {
     absl::Status s = internal::EmitData(src, ranges, plan, frame, out,
                                         buf.get(), cap, &path);

@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -79,13 +80,21 @@ class PayloadWriter {
 
   uint64_t remaining() const { return left_; }
 
+  // Reports each chunk's size to `*fn` (LiteralDecodeOptions::on_payload);
+  // `fn` must outlive the writer.
+  void set_on_payload(const std::function<void(uint64_t)>* fn) {
+    on_payload_ = fn;
+  }
+
   absl::Status Put(std::string_view d) {
     if (d.size() > left_) {
       return absl::FailedPreconditionError(absl::StrCat(
           "array payload: ", d.size(), " more bytes with ", left_, " left"));
     }
     left_ -= d.size();
-    return sink_.Write(d);
+    absl::Status s = sink_.Write(d);
+    if (on_payload_ != nullptr) (*on_payload_)(d.size());
+    return s;
   }
 
   // Copies `n` raw payload bytes from `src`.
@@ -96,7 +105,14 @@ class PayloadWriter {
       std::optional<std::string_view> v = src.ReadView(static_cast<size_t>(n));
       if (!v) return TruncatedError(frame, start, n, src.available());
       path_ = LiteralPath::kView;
-      return Put(*v);
+      if (on_payload_ == nullptr || v->empty()) return Put(*v);
+      // Someone shows progress: hand the view over in 64 MiB pieces.
+      for (size_t at = 0; at < v->size(); at += size_t{64} << 20) {
+        if (absl::Status s = Put(v->substr(at, size_t{64} << 20)); !s.ok()) {
+          return s;
+        }
+      }
+      return absl::OkStatus();
     } else {
       size_t w = static_cast<size_t>(std::min<uint64_t>(n, src.available()));
       if (w) {
@@ -147,7 +163,9 @@ class PayloadWriter {
     const uint64_t start = src.position();
     uint64_t done = 0;
     while (done < n) {
-      size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, 1 << 30));
+      // 1 GiB per call; 64 MiB when someone shows progress.
+      const uint64_t max_chunk = on_payload_ != nullptr ? 64 << 20 : 1 << 30;
+      size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, max_chunk));
       ssize_t r = ::copy_file_range(src.fd(), &off, fs.fd(), nullptr, chunk, 0);
       if (r < 0) {
         if (errno == EINTR) continue;
@@ -165,6 +183,7 @@ class PayloadWriter {
         return TruncatedError(frame, start, n, done);
       }
       done += static_cast<uint64_t>(r);
+      if (on_payload_ != nullptr) (*on_payload_)(static_cast<uint64_t>(r));
     }
     left_ -= done;
     if (absl::Status s = sink_.WroteToFd(done); !s.ok()) return s;
@@ -181,6 +200,7 @@ class PayloadWriter {
   char* buf_;
   size_t cap_;
   LiteralPath path_ = LiteralPath::kGeneral;
+  const std::function<void(uint64_t)>* on_payload_ = nullptr;
 };
 
 }  // namespace internal
