@@ -3,7 +3,11 @@
 # collected no test: that is a failure here, never a pass (nor a skip).
 #
 # Sanitizer builds (scripts/sanitize.sh): the extension is instrumented but
-# the interpreter is not, so the ASan runtime is preloaded; leak detection
+# the interpreter is not, so the ASan runtime is preloaded, and libstdc++
+# with it: ASan intercepts __cxa_throw when it starts, and an interpreter
+# that is not linked to libstdc++ would otherwise leave the interceptor
+# unresolved ("CHECK failed: asan_interceptors.cpp ... real___cxa_throw")
+# at the first C++ exception the module throws into Python. Leak detection
 # is off for this one test because CPython keeps its interned objects and
 # module state until exit, which LeakSanitizer would report.
 if(DECOMPOSED_BUILD_PYTHON AND TARGET decomposed_cli)
@@ -14,7 +18,9 @@ if(DECOMPOSED_BUILD_PYTHON AND TARGET decomposed_cli)
   if(DECOMPOSED_SANITIZE)
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
                     OUTPUT_VARIABLE _libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
-    list(APPEND _python_env LD_PRELOAD=${_libasan}
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                    OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND _python_env "LD_PRELOAD=${_libasan}:${_libstdcxx}"
          ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
   endif()
   add_test(NAME python_package
