@@ -7,6 +7,8 @@
 
 #include "decomposed/analysis/report.h"
 #include "decomposed/analysis/snapshot_set.h"
+#include "decomposed/capture/bundle_writer.h"
+#include "decomposed/io/byte_sink.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/convert.h"
 #include "gtest/gtest.h"
@@ -130,6 +132,129 @@ TEST(AnalysisSetsTest, StreamsAThreeMegabyteTensorInStep) {
   EXPECT_EQ(r->tensors[0].metrics.mismatches, 1u);
   EXPECT_EQ(r->tensors[0].metrics.max_abs_error_index, 700001u);
   EXPECT_EQ(r->tensors[0].metrics.elements, v.size());
+}
+
+// --- .pt files and Fortran-order .npy -----------------------------------------
+
+std::vector<float> StreamF32(TensorSet& set, size_t i) {
+  std::string bytes;
+  absl::Status s = set.Stream(i, [&](std::string_view c) {
+    bytes.append(c);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+std::string WritePt(const TempDir& d, const std::string& name, capture::TorchType type,
+                    std::vector<int64_t> shape, const void* data) {
+  capture::HostTensor t;
+  t.data = data;
+  t.dtype = type;
+  t.shape = std::move(shape);
+  std::string p = d.File(name);
+  AtomicFileSink sink;
+  EXPECT_TRUE(sink.Open(p).ok());
+  EXPECT_TRUE(capture::WritePtTensor(t, sink).ok());
+  EXPECT_TRUE(sink.Commit().ok());
+  return p;
+}
+
+TEST(AnalysisSetsTest, ASinglePtFileIsOneTensorWithItsOwnDtype) {
+  TempDir d;
+  const uint16_t bf16[4] = {0x3f80, 0x4000, 0x7fc0, 0xc040};  // 1, 2, NaN, -3
+  std::string p = WritePt(d, "t.pt", capture::TorchType::kBFloat16, {2, 2}, bf16);
+  absl::StatusOr<std::unique_ptr<TensorSet>> s = OpenTensorSet(p, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE((*s)->HasInputsAndOutputs());
+  ASSERT_EQ((*s)->size(), 1u);
+  absl::StatusOr<TensorInfo> t = (*s)->Describe(0);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->type, PrimitiveType::kBF16);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{2, 2}));
+  std::vector<TensorStatsEntry> stats;
+  ASSERT_TRUE(AppendTensorStats(**s, p, "tensors", &stats).ok());
+  EXPECT_EQ(stats[0].stats.nan, 1u);
+  EXPECT_EQ(*stats[0].stats.first_nan_index, 2u);
+  EXPECT_EQ(*stats[0].stats.min, -3.0);
+  // Against an .npy of the same bf16 values (true dtype by option).
+  std::string npy = d.Write("t.npy", HandNpyHeader("{'descr': '|V2', 'fortran_order': False, 'shape': (2, 2), }") +
+                                         std::string(reinterpret_cast<const char*>(bf16), 8));
+  TensorSetOptions o;
+  o.dtype = PrimitiveType::kBF16;
+  auto n = OpenTensorSet(npy, o);
+  CompareOptions co;
+  co.equal_nan = true;
+  absl::StatusOr<CompareReport> r = CompareTensorSets(**s, **n, co);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->pass) << CompareReportText(*r);
+}
+
+TEST(AnalysisSetsTest, AnUnreadablePtFileIsAnErrorNamingTheFile) {
+  TempDir d;
+  const float v[2] = {1, 2};
+  std::string p = WritePt(d, "t.pt", capture::TorchType::kFloat32, {2}, v);
+  std::string data = test::ReadFile(p);
+  std::string bad = d.Write("bad.pt", data.substr(0, data.size() - 30));
+  auto s = OpenTensorSet(bad, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("bad.pt"), std::string::npos) << s.status();
+  std::string garbage = d.Write("g.pt", "not a zip at all");
+  s = OpenTensorSet(garbage, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("g.pt"), std::string::npos) << s.status();
+}
+
+TEST(AnalysisSetsTest, AFortranOrderNpyStreamsInLogicalRowMajorOrder) {
+  // A (2, 3, 2) array a[i][j][k] = 100 i + 10 j + k, stored as NumPy's
+  // np.asfortranarray does: i fastest, then j, then k.
+  std::vector<float> logical, fortran;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k) logical.push_back(100 * i + 10 * j + k);
+  for (int k = 0; k < 2; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i) fortran.push_back(100 * i + 10 * j + k);
+  TempDir d;
+  std::string f = d.Write("f.npy", HandNpyHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 2), }") +
+                                       std::string(reinterpret_cast<const char*>(fortran.data()), 48));
+  auto s = OpenTensorSet(f, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(StreamF32(**s, 0), logical);
+  // Big endian: swapped after the gather.
+  std::string be;
+  for (float x : fortran) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u = __builtin_bswap32(u);
+    be.append(reinterpret_cast<const char*>(&u), 4);
+  }
+  std::string fb = d.Write("fb.npy", HandNpyHeader("{'descr': '>f4', 'fortran_order': True, 'shape': (2, 3, 2), }") + be);
+  s = OpenTensorSet(fb, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(StreamF32(**s, 0), logical);
+  // Against the C-order file of the same array: equal, element for element.
+  std::string c = d.Write("c.npy", NpyF32("(2, 3, 2)", logical));
+  auto cs = OpenTensorSet(c, {});
+  auto fs = OpenTensorSet(f, {});
+  absl::StatusOr<CompareReport> r = CompareTensorSets(**cs, **fs, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->pass);
+  EXPECT_EQ(*r->tensors[0].metrics.max_abs_error, 0.0);
+}
+
+TEST(AnalysisSetsTest, ATruncatedFortranOrderNpyIsAnError) {
+  TempDir d;
+  std::string f = d.Write("f.npy", HandNpyHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }") +
+                                       std::string(40, '\0'));
+  auto s = OpenTensorSet(f, {});
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<TensorInfo> t = (*s)->Describe(0);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange) << t.status();
+  EXPECT_NE(t.status().message().find("f.npy"), std::string::npos) << t.status();
 }
 
 // --- classic snapshots ------------------------------------------------------

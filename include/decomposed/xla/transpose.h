@@ -328,8 +328,8 @@ inline void CopyUnit(char* dst, const char* src, size_t unit) {
 // Writes the payload that `read(offset, dst, n) -> absl::Status` gives (n
 // bytes at payload offset `offset`; elements of `eb` bytes in `shape`'s
 // physical order) to `out` (Put(std::string_view) -> absl::Status) in
-// logical row-major order, using at most about `budget` bytes. Errors:
-// those of `read` and `out`.
+// logical row-major order, in pieces of whole elements, using at most about
+// `budget` bytes. `eb` is at most 64. Errors: those of `read` and `out`.
 template <class ReadAt, class Out>
 absl::Status GatherTiled(ReadAt&& read, const Shape& shape, size_t eb, Out& out,
                          uint64_t budget) {
@@ -366,8 +366,9 @@ absl::Status GatherTiled(ReadAt&& read, const Shape& shape, size_t eb, Out& out,
   // 256 KiB and 1 MiB), the rest for the tile.
   const size_t kWindow =
       static_cast<size_t>(std::clamp<uint64_t>(budget / 8, 64, 256 << 10));
+  // Whole elements only, so that every Put holds whole elements.
   const size_t kOutBuf =
-      static_cast<size_t>(std::clamp<uint64_t>(budget / 8, 64, 1 << 20));
+      static_cast<size_t>(std::clamp<uint64_t>(budget / 8, 64, 1 << 20)) / eb * eb;
   const uint64_t tile_budget =
       budget > kWindow + kOutBuf ? budget - kWindow - kOutBuf : 0;
   std::unique_ptr<char[]> window(new char[kWindow]);
