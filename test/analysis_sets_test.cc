@@ -1,6 +1,9 @@
 // compare and stats over TensorSets read from .npy files, unpack
 // directories, classic and decomposed snapshots (report.h, tensor_set.h,
 // snapshot_set.h).
+#include <unistd.h>
+
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -431,6 +434,118 @@ TEST(AnalysisSetsTest, APermutedLiteralStreamsRowMajorFromAFile) {
                 }).ok());
   EXPECT_EQ(n, v.size());
   EXPECT_TRUE(in_order);
+}
+
+// --- verbatim runs ------------------------------------------------------------
+
+std::string Streamed(TensorSet& set, size_t i) {
+  std::string out;
+  EXPECT_TRUE(set.Stream(i, [&](std::string_view c) {
+                   out.append(c);
+                   return absl::OkStatus();
+                 }).ok());
+  return out;
+}
+
+std::string ReadRun(const TensorRun& r) {
+  std::string out(r.bytes, '\0');
+  EXPECT_EQ(::pread(r.fd.get(), out.data(), out.size(), static_cast<off_t>(r.offset)),
+            static_cast<ssize_t>(out.size()));
+  return out;
+}
+
+TEST(AnalysisSetsTest, ARunHoldsExactlyWhatStreamEmits) {
+  ClassicFixture f;
+  TempDir d;
+  const float v[6] = {1, 2, 3, 4, 5, 6};
+  std::vector<std::string> paths = {
+      f.classic, f.decomposed, d.Write("c.npy", NpyF32("(2, 3)", {1, 2, 3, 4, 5, 6})),
+      WritePt(d, "t.pt", capture::TorchType::kFloat32, {2, 3}, v)};
+  int runs = 0, streamed_only = 0;
+  for (const std::string& p : paths) {
+    for (bool inputs : {false, true}) {
+      TensorSetOptions o;
+      o.inputs = inputs;
+      auto s = OpenTensorSet(p, o);
+      ASSERT_TRUE(s.ok()) << s.status();
+      for (size_t i = 0; i < (*s)->size(); ++i) {
+        absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(i);
+        ASSERT_TRUE(r.ok()) << r.status();
+        if (!*r) {
+          ++streamed_only;
+          continue;
+        }
+        ++runs;
+        EXPECT_EQ(ReadRun(**r), Streamed(**s, i)) << p << " " << i;
+      }
+    }
+  }
+  // Row-major literals, the C-order .npy and the .pt are runs; the
+  // column-major literals of the fixture are not.
+  EXPECT_GE(runs, 6);
+  EXPECT_GE(streamed_only, 4);
+  // Big-endian and Fortran-order .npy files are never runs.
+  std::string be = d.Write("be.npy", HandNpyHeader("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") +
+                                         std::string("\x3f\x80\x00\x00", 4));
+  auto s = OpenTensorSet(be, {});
+  absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+}
+
+TEST(AnalysisSetsTest, ComparingRunsMatchesComparingStreams) {
+  // A tensor of several windows, read as a run on both sides against the
+  // same tensor streamed through the decoder (a column-major copy).
+  const int64_t rows = 1024, cols = 1100;  // 4.3 MiB of F32: two windows
+  std::vector<float> e(rows * cols), a(rows * cols);
+  for (size_t i = 0; i < e.size(); ++i) {
+    e[i] = static_cast<float>(std::sin(static_cast<double>(i)));
+    a[i] = e[i] * (i % 1000 == 7 ? 1.001f : 1.0f);
+  }
+  xla::HloSnapshot se, sa, sc;
+  *se.mutable_result() = F32Literal({rows, cols}, e);
+  *sa.mutable_result() = F32Literal({rows, cols}, a);
+  *sc.mutable_result() = F32Literal({rows, cols}, a, {0, 1});
+  TempDir d;
+  std::string pe = d.Write("e.pb", se.SerializeAsString());
+  std::string pa = d.Write("a.pb", sa.SerializeAsString());
+  std::string pc = d.Write("c.pb", sc.SerializeAsString());
+  auto es = OpenTensorSet(pe, {});
+  auto as = OpenTensorSet(pa, {});
+  auto cs = OpenTensorSet(pc, {});
+  ASSERT_TRUE((*as)->Run(0)->has_value());
+  ASSERT_FALSE((*cs)->Run(0)->has_value());
+  absl::StatusOr<CompareReport> by_run = CompareTensorSets(**es, **as, {});
+  absl::StatusOr<CompareReport> by_stream = CompareTensorSets(**es, **cs, {});
+  ASSERT_TRUE(by_run.ok()) << by_run.status();
+  ASSERT_TRUE(by_stream.ok()) << by_stream.status();
+  EXPECT_EQ(CompareReportJson(*by_run), CompareReportJson(*by_stream));
+  uint64_t want = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    want += !(std::fabs(static_cast<double>(a[i]) - e[i]) <= 1e-5 + std::fabs(1.3e-6 * e[i]));
+  }
+  EXPECT_GT(want, 1000u);
+  EXPECT_EQ(by_run->tensors[0].metrics.mismatches, want);
+  std::vector<TensorStatsEntry> s1, s2;
+  ASSERT_TRUE(AppendTensorStats(**as, "x", "outputs", &s1).ok());
+  ASSERT_TRUE(AppendTensorStats(**cs, "x", "outputs", &s2).ok());
+  EXPECT_EQ(StatsReportJson(s1), StatsReportJson(s2));
+}
+
+TEST(AnalysisSetsTest, AFileThatShrinksUnderARunIsAnErrorNotACrash) {
+  std::vector<float> v(3 << 20);  // 12 MiB: several windows
+  xla::HloSnapshot snap;
+  *snap.mutable_result() = F32Literal({static_cast<int64_t>(v.size())}, v);
+  TempDir d;
+  std::string p = d.Write("s.pb", snap.SerializeAsString());
+  auto s = OpenTensorSet(p, {});
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(0);
+  ASSERT_TRUE(r.ok() && r->has_value());
+  ASSERT_EQ(::truncate(p.c_str(), 1 << 20), 0);
+  std::vector<TensorStatsEntry> stats;
+  absl::Status st = AppendTensorStats(**s, p, "outputs", &stats);
+  EXPECT_FALSE(st.ok());
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // forwards the row-major chunks.
 #include "decomposed/analysis/snapshot_set.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <memory>
 #include <span>
 #include <string>
@@ -72,6 +75,22 @@ absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
   }
   return TensorInfo{plan->type->type, plan->shape.dimensions,
                     absl::StrCat(Sv(l.region), " ", l.index, " of ", path_)};
+}
+
+absl::StatusOr<std::optional<TensorRun>> LiteralListSet::Run(size_t i) {
+  const LiteralRef& l = literals_[i];
+  absl::StatusOr<LiteralPlan> plan = PlanLiteral(*src_, l.ranges, l.frame());
+  if (!plan.ok()) return WithFile(plan.status(), path_);
+  const uint64_t offset = l.ranges.empty() ? 0 : l.ranges[0].offset;
+  if (absl::Status s = ResolveArrayPlan(*plan, l.frame(), offset); !s.ok()) {
+    return WithFile(s, path_);
+  }
+  std::optional<ByteRange> run = VerbatimRowMajorRun(*plan);
+  if (!run) return std::optional<TensorRun>();
+  const int fd = ::dup(src_->fd());
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", path_));
+  return std::optional<TensorRun>(
+      TensorRun{OwnedFd(fd), src_->backend().origin() + run->offset, run->length});
 }
 
 absl::Status LiteralListSet::Stream(size_t i, const ChunkFn& emit) {

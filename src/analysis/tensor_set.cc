@@ -1,6 +1,9 @@
 #include "decomposed/analysis/tensor_set.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <filesystem>
@@ -106,6 +109,19 @@ class NpyFilesSet : public TensorSet {
     if (!f.ok()) return f.status();
     return TensorInfo{f->info.type, f->info.header.shape, files_[i].path};
   }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override {
+    absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
+    if (!f.ok()) return f.status();
+    const NpyArrayInfo& info = f->info;
+    if (info.swap_unit != 0 ||
+        (info.header.fortran_order && info.header.shape.size() >= 2)) {
+      return std::optional<TensorRun>();
+    }
+    const int fd = ::dup(f->src->fd());
+    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", files_[i].path));
+    return std::optional<TensorRun>(TensorRun{
+        OwnedFd(fd), f->src->backend().origin() + info.data_offset, info.data_bytes});
+  }
   absl::Status Stream(size_t i, const ChunkFn& emit) override {
     absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
     if (!f.ok()) return f.status();
@@ -178,6 +194,15 @@ class PtFileSet : public TensorSet {
     if (!t.ok()) return t.status();
     return TensorInfo{t->dtype->xla_type, t->shape, path_};
   }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t) override {
+    absl::StatusOr<capture::PtTensor> t = Read();
+    if (!t.ok()) return t.status();
+    // (A file changed since it was checked makes the reads fail, never
+    // read past its end: pread reports the end.)
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(path_, &fd); !s.ok()) return s;
+    return std::optional<TensorRun>(TensorRun{std::move(fd), t->data_offset, t->byte_size});
+  }
   absl::Status Stream(size_t, const ChunkFn& emit) override {
     absl::StatusOr<capture::RegularFile> f = capture::RegularFile::Open(path_);
     if (!f.ok()) return f.status();
@@ -230,6 +255,15 @@ class BundleSet : public TensorSet {
       return d.status();
     }
     return TensorInfo{in.dtype->xla_type, in.shape, in.path};
+  }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override {
+    if (absl::StatusOr<TensorInfo> t = Describe(i); !t.ok()) return t.status();
+    absl::StatusOr<capture::TensorData> d = capture::LocateTensor(b_, i);
+    if (!d.ok()) return d.status();
+    // StreamTensor emits exactly these bytes.
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(b_.inputs[i].path, &fd); !s.ok()) return s;
+    return std::optional<TensorRun>(TensorRun{std::move(fd), d->offset, d->size});
   }
   absl::Status Stream(size_t i, const ChunkFn& emit) override {
     absl::Status inner;

@@ -50,6 +50,7 @@ class LiteralListSet final : public TensorSet {
   bool HasInputsAndOutputs() const override { return both_; }
   absl::StatusOr<TensorInfo> Describe(size_t i) override;
   absl::Status Stream(size_t i, const ChunkFn& emit) override;
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override;
 
  private:
   std::string name_, path_;

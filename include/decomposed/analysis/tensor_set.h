@@ -44,6 +44,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "decomposed/io/fd.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed {
@@ -61,6 +62,16 @@ struct TensorInfo {
 
 using ChunkFn = std::function<absl::Status(std::string_view)>;
 
+// Where a tensor's elements lie verbatim (logical row-major order, little
+// endian, fixed width): `bytes` bytes at `offset` of the open file `fd`.
+// Reading them with pread gives exactly what Stream() emits, so compare and
+// stats read such tensors themselves, in step, without a decoder thread.
+struct TensorRun {
+  OwnedFd fd;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
 class TensorSet {
  public:
   virtual ~TensorSet() = default;
@@ -77,6 +88,13 @@ class TensorSet {
   // chunks of whole elements. A non-OK status from `emit` stops the walk
   // and is returned.
   virtual absl::Status Stream(size_t i, const ChunkFn& emit) = 0;
+  // Tensor `i` as a verbatim run of a file, when it is one (a row-major
+  // literal in one record, a C-order little-endian .npy, a .pt); nullopt
+  // when it must be decoded (varints, other layouts, byte swaps). Checks
+  // what Describe(i) checks.
+  virtual absl::StatusOr<std::optional<TensorRun>> Run(size_t) {
+    return std::optional<TensorRun>();
+  }
 };
 
 enum class TensorSetKind : uint8_t {

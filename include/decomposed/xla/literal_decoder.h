@@ -212,6 +212,29 @@ inline ArrayHeader ArrayHeaderFor(const LiteralPlan& plan,
   return h;
 }
 
+// The byte range of the source that holds a resolved plan's (ResolveArrayPlan)
+// elements verbatim, in logical row-major order, little endian: exactly the
+// bytes DecodeLiteral would write to a sink, so a reader may take them from
+// the source itself. nullopt when the data needs work first: varints, data
+// split over several records, or a layout other than row-major. An empty
+// array gives an empty range.
+inline std::optional<ByteRange> VerbatimRowMajorRun(const LiteralPlan& plan) {
+  if (plan.type == nullptr) return std::nullopt;
+  const DataEncoding enc = plan.type->encoding;
+  if (plan.payload_bytes == 0 && !IsVarintEncoding(enc)) return ByteRange{0, 0};
+  if (plan.order != PhysicalOrder::kRowMajor || IsVarintEncoding(enc)) {
+    return std::nullopt;
+  }
+  const LiteralFieldStats& f = plan.fields[plan.type->proto_field];
+  // EmitData's direct path: one record, or the last of a bytes field.
+  if (enc != DataEncoding::kBytes && !(f.records == 1 && f.len_records == 1)) {
+    return std::nullopt;
+  }
+  const ByteRange& r = enc == DataEncoding::kBytes ? f.last : f.first;
+  if (r.length != plan.payload_bytes) return std::nullopt;  // decode: error
+  return r;
+}
+
 // Decodes the literal made of `ranges` of `src` into `sink`. See the file
 // comment for the rules and errors. `plan_out` / `path_out`, when given,
 // receive the plan and the path taken. On return the source position is

@@ -325,6 +325,25 @@ inline void CopyUnit(char* dst, const char* src, size_t unit) {
   }
 }
 
+// Copies `n` units of `unit` bytes from `src` (units `step` bytes apart) to
+// consecutive units at `dst`; the common widths get their own loops.
+inline void CopyStrided(char* dst, const char* src, uint64_t step, uint64_t n,
+                        size_t unit) {
+  auto loop = [&](auto width) {
+    constexpr size_t w = decltype(width)::value;
+    for (uint64_t q = 0; q < n; ++q, src += step, dst += w) std::memcpy(dst, src, w);
+  };
+  switch (unit) {
+    case 1: return loop(std::integral_constant<size_t, 1>());
+    case 2: return loop(std::integral_constant<size_t, 2>());
+    case 4: return loop(std::integral_constant<size_t, 4>());
+    case 8: return loop(std::integral_constant<size_t, 8>());
+    case 16: return loop(std::integral_constant<size_t, 16>());
+    default:
+      for (uint64_t q = 0; q < n; ++q, src += step, dst += unit) std::memcpy(dst, src, unit);
+  }
+}
+
 // Writes the payload that `read(offset, dst, n) -> absl::Status` gives (n
 // bytes at payload offset `offset`; elements of `eb` bytes in `shape`'s
 // physical order) to `out` (Put(std::string_view) -> absl::Status) in
@@ -463,14 +482,22 @@ absl::Status GatherTiled(ReadAt&& read, const Shape& shape, size_t eb, Out& out,
             if (absl::Status e = out.Put(std::string_view(obuf.get(), ob)); !e.ok()) return e;
           }
         } else {
+          // Blocked: for a block of kQBlock runs, rows i0.. of each are
+          // read (one cache line of each run serves several rows) and
+          // written as contiguous pieces of the output rows. (Walking one
+          // run down all rows would write lines a row apart, which for
+          // power-of-two rows all map to the same cache sets.)
+          constexpr uint64_t kQBlock = 64;
           const uint64_t ib = std::max<uint64_t>(1, kOutBuf / row);
+          const uint64_t src_step = t * unit;
           for (uint64_t i0 = 0; i0 < t; i0 += ib) {
             const uint64_t n = std::min(ib, t - i0);
-            for (uint64_t q = 0; q < q_count; ++q) {
-              const char* src = tp + (q * t + i0) * unit;
-              char* dst = obuf.get() + q * unit;
+            for (uint64_t qb = 0; qb < q_count; qb += kQBlock) {
+              const uint64_t qe = std::min(q_count, qb + kQBlock);
               for (uint64_t i = 0; i < n; ++i) {
-                CopyUnit(dst + i * row, src + i * unit, unit);
+                const char* src = tp + (qb * t + i0 + i) * unit;
+                char* dst = obuf.get() + i * row + qb * unit;
+                CopyStrided(dst, src, src_step, qe - qb, unit);
               }
             }
             if (absl::Status e = out.Put(std::string_view(obuf.get(), n * row)); !e.ok()) return e;
