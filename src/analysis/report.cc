@@ -546,6 +546,25 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
   return absl::OkStatus();
 }
 
+absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
+                             std::vector<TensorStatsEntry>* out) {
+  TensorSetOptions base = options;
+  base.inputs = false;
+  absl::StatusOr<std::unique_ptr<TensorSet>> outputs = OpenTensorSet(path, base);
+  if (!outputs.ok()) return outputs.status();
+  if (!(*outputs)->HasInputsAndOutputs()) {
+    return AppendTensorStats(**outputs, path, "tensors", out);
+  }
+  TensorSetOptions in = base;
+  in.inputs = true;
+  absl::StatusOr<std::unique_ptr<TensorSet>> inputs = OpenTensorSet(path, in);
+  if (!inputs.ok()) return inputs.status();
+  if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out); !s.ok()) {
+    return s;
+  }
+  return AppendTensorStats(**outputs, path, "outputs", out);
+}
+
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries) {
   for (const TensorStatsEntry& e : entries) {
     if (e.stats.nan + e.stats.pos_inf + e.stats.neg_inf > 0) return true;

@@ -169,10 +169,14 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& pat
 }
 
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
-                                                           bool inputs) {
-  absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
-  if (!type.ok()) return type.status();
-  if (*type == SnapshotType::kDecomposed) return OpenDecomposedSet(path, inputs);
+                                                           bool inputs,
+                                                           SnapshotType type) {
+  if (type == SnapshotType::kAuto) {
+    absl::StatusOr<SnapshotType> t = DetectSnapshotType(path);
+    if (!t.ok()) return t.status();
+    type = *t;
+  }
+  if (type == SnapshotType::kDecomposed) return OpenDecomposedSet(path, inputs);
   return OpenClassicSet(path, inputs);
 }
 

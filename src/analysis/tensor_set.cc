@@ -348,7 +348,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
     case TensorSetKind::kAuto:
       break;
   }
-  return OpenSnapshotSet(path, options.inputs);
+  return OpenSnapshotSet(path, options.inputs, options.snapshot_type);
 }
 
 }  // namespace decomposed

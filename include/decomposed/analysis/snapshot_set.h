@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "decomposed/analysis/tensor_set.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/literal_decoder.h"
 #include "decomposed/xla/literal_plan.h"
@@ -60,10 +61,11 @@ class LiteralListSet final : public TensorSet {
 };
 
 // The inputs (or outputs) of the snapshot at `path`, decomposed or classic
-// as DetectSnapshotType tells them apart (docs/format.md §7.7).
-// Errors: those of OpenDecomposedSet or OpenClassicSet.
-absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
-                                                           bool inputs);
+// as `type` says, or as DetectSnapshotType tells them apart (kAuto,
+// docs/format.md §7.7). Errors: those of OpenDecomposedSet or
+// OpenClassicSet.
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(
+    const std::string& path, bool inputs, SnapshotType type = SnapshotType::kAuto);
 
 // The inputs (or outputs) of the decomposed file at `path`; the whole file's
 // grammar is checked first (docs/format.md §7).

@@ -13,8 +13,8 @@
 //     names the missing file);
 //   * a file ending in .npy or .pt: one tensor;
 //   * any other file: a decomposed or classic snapshot (detected by the
-//     rule of docs/format.md), its outputs, or its inputs with
-//     options.inputs.
+//     rule of docs/format.md, or as options.snapshot_type says), its
+//     outputs, or its inputs with options.inputs.
 // Errors are absl::Status in the library's conventions (status.h): the
 // frame, the byte offset, what was expected and what was found, with the
 // file name.
@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed {
@@ -103,6 +104,9 @@ enum class TensorSetKind : uint8_t {
 
 struct TensorSetOptions {
   bool inputs = false;  // a snapshot's (or unpack directory's) inputs
+  // A snapshot file's form; kAuto detects it (DetectSnapshotType). The
+  // other values read it as that form, as verify and unpack do.
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   // True dtypes for void (|V1, |V2) .npy tensors: by index, or for all.
   std::map<size_t, PrimitiveType> dtypes;
   std::optional<PrimitiveType> dtype;
