@@ -1,10 +1,19 @@
-// compare and stats over TensorSets read from .npy files and unpack
-// directories (report.h, tensor_set.h).
+// compare and stats over TensorSets read from .npy files, unpack
+// directories, classic and decomposed snapshots (report.h, tensor_set.h,
+// snapshot_set.h).
+#include <unistd.h>
+
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "decomposed/analysis/report.h"
+#include "decomposed/analysis/snapshot_set.h"
+#include "decomposed/capture/bundle_writer.h"
+#include "decomposed/io/byte_sink.h"
+#include "decomposed/proto/hlo.pb.h"
+#include "decomposed/snapshot/convert.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
@@ -126,6 +135,417 @@ TEST(AnalysisSetsTest, StreamsAThreeMegabyteTensorInStep) {
   EXPECT_EQ(r->tensors[0].metrics.mismatches, 1u);
   EXPECT_EQ(r->tensors[0].metrics.max_abs_error_index, 700001u);
   EXPECT_EQ(r->tensors[0].metrics.elements, v.size());
+}
+
+// --- .pt files and Fortran-order .npy -----------------------------------------
+
+std::vector<float> StreamF32(TensorSet& set, size_t i) {
+  std::string bytes;
+  absl::Status s = set.Stream(i, [&](std::string_view c) {
+    bytes.append(c);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+std::string WritePt(const TempDir& d, const std::string& name, capture::TorchType type,
+                    std::vector<int64_t> shape, const void* data) {
+  capture::HostTensor t;
+  t.data = data;
+  t.dtype = type;
+  t.shape = std::move(shape);
+  std::string p = d.File(name);
+  AtomicFileSink sink;
+  EXPECT_TRUE(sink.Open(p).ok());
+  EXPECT_TRUE(capture::WritePtTensor(t, sink).ok());
+  EXPECT_TRUE(sink.Commit().ok());
+  return p;
+}
+
+TEST(AnalysisSetsTest, ASinglePtFileIsOneTensorWithItsOwnDtype) {
+  TempDir d;
+  const uint16_t bf16[4] = {0x3f80, 0x4000, 0x7fc0, 0xc040};  // 1, 2, NaN, -3
+  std::string p = WritePt(d, "t.pt", capture::TorchType::kBFloat16, {2, 2}, bf16);
+  absl::StatusOr<std::unique_ptr<TensorSet>> s = OpenTensorSet(p, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE((*s)->HasInputsAndOutputs());
+  ASSERT_EQ((*s)->size(), 1u);
+  absl::StatusOr<TensorInfo> t = (*s)->Describe(0);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->type, PrimitiveType::kBF16);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{2, 2}));
+  std::vector<TensorStatsEntry> stats;
+  ASSERT_TRUE(AppendTensorStats(**s, p, "tensors", &stats).ok());
+  EXPECT_EQ(stats[0].stats.nan, 1u);
+  EXPECT_EQ(*stats[0].stats.first_nan_index, 2u);
+  EXPECT_EQ(*stats[0].stats.min, -3.0);
+  // Against an .npy of the same bf16 values (true dtype by option).
+  std::string npy = d.Write("t.npy", HandNpyHeader("{'descr': '|V2', 'fortran_order': False, 'shape': (2, 2), }") +
+                                         std::string(reinterpret_cast<const char*>(bf16), 8));
+  TensorSetOptions o;
+  o.dtype = PrimitiveType::kBF16;
+  auto n = OpenTensorSet(npy, o);
+  CompareOptions co;
+  co.equal_nan = true;
+  absl::StatusOr<CompareReport> r = CompareTensorSets(**s, **n, co);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->pass) << CompareReportText(*r);
+}
+
+TEST(AnalysisSetsTest, AnUnreadablePtFileIsAnErrorNamingTheFile) {
+  TempDir d;
+  const float v[2] = {1, 2};
+  std::string p = WritePt(d, "t.pt", capture::TorchType::kFloat32, {2}, v);
+  std::string data = test::ReadFile(p);
+  std::string bad = d.Write("bad.pt", data.substr(0, data.size() - 30));
+  auto s = OpenTensorSet(bad, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("bad.pt"), std::string::npos) << s.status();
+  std::string garbage = d.Write("g.pt", "not a zip at all");
+  s = OpenTensorSet(garbage, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("g.pt"), std::string::npos) << s.status();
+}
+
+TEST(AnalysisSetsTest, AFortranOrderNpyStreamsInLogicalRowMajorOrder) {
+  // A (2, 3, 2) array a[i][j][k] = 100 i + 10 j + k, stored as NumPy's
+  // np.asfortranarray does: i fastest, then j, then k.
+  std::vector<float> logical, fortran;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k) logical.push_back(100 * i + 10 * j + k);
+  for (int k = 0; k < 2; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i) fortran.push_back(100 * i + 10 * j + k);
+  TempDir d;
+  std::string f = d.Write("f.npy", HandNpyHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 2), }") +
+                                       std::string(reinterpret_cast<const char*>(fortran.data()), 48));
+  auto s = OpenTensorSet(f, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(StreamF32(**s, 0), logical);
+  // Big endian: swapped after the gather.
+  std::string be;
+  for (float x : fortran) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u = __builtin_bswap32(u);
+    be.append(reinterpret_cast<const char*>(&u), 4);
+  }
+  std::string fb = d.Write("fb.npy", HandNpyHeader("{'descr': '>f4', 'fortran_order': True, 'shape': (2, 3, 2), }") + be);
+  s = OpenTensorSet(fb, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(StreamF32(**s, 0), logical);
+  // Against the C-order file of the same array: equal, element for element.
+  std::string c = d.Write("c.npy", NpyF32("(2, 3, 2)", logical));
+  auto cs = OpenTensorSet(c, {});
+  auto fs = OpenTensorSet(f, {});
+  absl::StatusOr<CompareReport> r = CompareTensorSets(**cs, **fs, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->pass);
+  EXPECT_EQ(*r->tensors[0].metrics.max_abs_error, 0.0);
+}
+
+TEST(AnalysisSetsTest, ATruncatedFortranOrderNpyIsAnError) {
+  TempDir d;
+  std::string f = d.Write("f.npy", HandNpyHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }") +
+                                       std::string(40, '\0'));
+  auto s = OpenTensorSet(f, {});
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<TensorInfo> t = (*s)->Describe(0);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange) << t.status();
+  EXPECT_NE(t.status().message().find("f.npy"), std::string::npos) << t.status();
+}
+
+// --- classic snapshots ------------------------------------------------------
+
+// An F32 literal with layout `m2m` (minor_to_major); `values` in row-major
+// order, stored in the layout's physical order.
+xla::LiteralProto F32Literal(std::vector<int64_t> dims, std::vector<float> values,
+                             std::vector<int64_t> m2m = {}) {
+  xla::LiteralProto l;
+  auto* s = l.mutable_shape();
+  s->set_element_type(xla::F32);
+  for (int64_t d : dims) s->add_dimensions(d);
+  if (m2m.empty()) {
+    for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) m2m.push_back(i);
+  }
+  for (int64_t d : m2m) s->mutable_layout()->add_minor_to_major(d);
+  // Physical order: walk the multi-index with m2m[0] fastest.
+  const size_t r = dims.size();
+  std::vector<int64_t> idx(r, 0);
+  for (size_t n = 0; n < values.size(); ++n) {
+    size_t lin = 0;
+    for (size_t k = 0; k < r; ++k) lin = lin * dims[k] + idx[k];
+    l.add_f32s(values[lin]);
+    for (size_t j = 0; j < r; ++j) {
+      size_t d = static_cast<size_t>(m2m[j]);
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return l;
+}
+
+xla::LiteralProto TupleOf(const std::vector<xla::LiteralProto>& elems) {
+  xla::LiteralProto t;
+  t.mutable_shape()->set_element_type(xla::TUPLE);
+  for (const auto& e : elems) {
+    *t.mutable_shape()->add_tuple_shapes() = e.shape();
+    *t.add_tuple_literals() = e;
+  }
+  return t;
+}
+
+// A classic snapshot: two arguments (the second column-major) and a TUPLE
+// result of two outputs; the same values written as .npy files.
+struct ClassicFixture {
+  TempDir d;
+  std::string classic, decomposed;
+  ClassicFixture() {
+    xla::HloSnapshot snap;
+    snap.mutable_hlo()->mutable_hlo_module()->set_name("m");
+    *snap.add_arguments() = F32Literal({2, 3}, {1, 2, 3, 4, 5, 6});
+    *snap.add_arguments() = F32Literal({3, 2}, {-1, -2, -3, -4, -5, -6}, {0, 1});
+    *snap.mutable_result() =
+        TupleOf({F32Literal({2}, {7, std::nanf("")}), F32Literal({2, 2}, {0, 1, 2, 3}, {0, 1})});
+    classic = d.Write("x.hlo_snapshot.pb", snap.SerializeAsString());
+    decomposed = d.File("x.decomposed");
+    EXPECT_TRUE(ConvertClassicToDecomposed(classic, decomposed).ok());
+  }
+};
+
+TEST(AnalysisSetsTest, AClassicSnapshotGivesItsInputsAndTheElementsOfItsTupleResult) {
+  ClassicFixture f;
+  absl::StatusOr<std::unique_ptr<TensorSet>> outs = OpenTensorSet(f.classic, {});
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  EXPECT_TRUE((*outs)->HasInputsAndOutputs());
+  EXPECT_NE((*outs)->Name().find("classic snapshot"), std::string::npos);
+  ASSERT_EQ((*outs)->size(), 2u);
+  TensorSetOptions in;
+  in.inputs = true;
+  absl::StatusOr<std::unique_ptr<TensorSet>> ins = OpenTensorSet(f.classic, in);
+  ASSERT_TRUE(ins.ok()) << ins.status();
+  ASSERT_EQ((*ins)->size(), 2u);
+  absl::StatusOr<TensorInfo> t = (*ins)->Describe(1);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->type, PrimitiveType::kF32);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{3, 2}));
+  // The column-major argument streams in row-major order.
+  std::string bytes;
+  ASSERT_TRUE((*ins)->Stream(1, [&](std::string_view c) {
+                  bytes.append(c);
+                  return absl::OkStatus();
+                }).ok());
+  std::vector<float> got(6);
+  ASSERT_EQ(bytes.size(), 24u);
+  std::memcpy(got.data(), bytes.data(), 24);
+  EXPECT_EQ(got, (std::vector<float>{-1, -2, -3, -4, -5, -6}));
+  std::vector<TensorStatsEntry> stats;
+  ASSERT_TRUE(AppendTensorStats(**outs, f.classic, "outputs", &stats).ok());
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].stats.nan, 1u);
+  EXPECT_EQ(*stats[0].stats.first_nan_index, 1u);
+  EXPECT_EQ(*stats[1].stats.max, 3.0);
+}
+
+TEST(AnalysisSetsTest, AClassicSnapshotEqualsItsDecomposedConversion) {
+  ClassicFixture f;
+  for (bool inputs : {false, true}) {
+    TensorSetOptions o;
+    o.inputs = inputs;
+    auto c = OpenTensorSet(f.classic, o);
+    auto d = OpenTensorSet(f.decomposed, o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(d.ok()) << d.status();
+    CompareOptions co;
+    co.equal_nan = true;
+    absl::StatusOr<CompareReport> r = CompareTensorSets(**c, **d, co);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->pass) << CompareReportText(*r);
+    EXPECT_EQ(r->tensors.size(), 2u);
+    // Without --equal-nan the NaN output mismatches, as it should.
+    if (!inputs) {
+      r = CompareTensorSets(**c, **d, {});
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(r->tensors[0].metrics.mismatches, 1u);
+    }
+  }
+}
+
+TEST(AnalysisSetsTest, AMergedClassicResultIsOneResult) {
+  // Two `result` records merge (protobuf's rule, classic.h): the tuple's
+  // elements are those of both occurrences.
+  xla::HloSnapshot a, b;
+  a.mutable_hlo()->mutable_hlo_module()->set_name("m");
+  *a.mutable_result() = TupleOf({F32Literal({1}, {1})});
+  *b.mutable_result() = TupleOf({F32Literal({1}, {2})});
+  TempDir d;
+  std::string p = d.Write("merged.pb", a.SerializeAsString() + b.SerializeAsString());
+  auto s = OpenTensorSet(p, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ((*s)->size(), 2u);
+  std::vector<TensorStatsEntry> stats;
+  ASSERT_TRUE(AppendTensorStats(**s, p, "outputs", &stats).ok());
+  EXPECT_EQ(*stats[0].stats.max, 1.0);
+  EXPECT_EQ(*stats[1].stats.max, 2.0);
+}
+
+TEST(AnalysisSetsTest, ATruncatedClassicSnapshotNamesTheFrameAndOffset) {
+  ClassicFixture f;
+  std::string data = test::ReadFile(f.classic);
+  std::string p = f.d.Write("trunc.pb", data.substr(0, data.size() - 7));
+  auto s = OpenTensorSet(p, {});
+  absl::Status st = s.ok() ? absl::OkStatus() : s.status();
+  if (s.ok()) {
+    std::vector<TensorStatsEntry> stats;
+    st = AppendTensorStats(**s, p, "outputs", &stats);
+  }
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("at byte"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("trunc.pb"), std::string::npos) << st;
+}
+
+TEST(AnalysisSetsTest, APermutedLiteralStreamsRowMajorFromAFile) {
+  // A literal over the transposing store's in-memory threshold: tiles read
+  // with pread (GatherTiled), checked element by element.
+  const int64_t rows = 1500, cols = 1700;  // ~10 MiB of F32
+  std::vector<float> v(rows * cols);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  xla::HloSnapshot snap;
+  snap.mutable_hlo()->mutable_hlo_module()->set_name("m");
+  *snap.mutable_result() = F32Literal({rows, cols}, v, {0, 1});
+  TempDir d;
+  std::string p = d.Write("big.pb", snap.SerializeAsString());
+  auto s = OpenClassicSet(p, /*inputs=*/false);
+  ASSERT_TRUE(s.ok()) << s.status();
+  uint64_t n = 0;
+  bool in_order = true;
+  ASSERT_TRUE((*s)->Stream(0, [&](std::string_view c) {
+                  for (size_t i = 0; i + 4 <= c.size(); i += 4) {
+                    float f;
+                    std::memcpy(&f, c.data() + i, 4);
+                    in_order &= f == static_cast<float>(n++);
+                  }
+                  return absl::OkStatus();
+                }).ok());
+  EXPECT_EQ(n, v.size());
+  EXPECT_TRUE(in_order);
+}
+
+// --- verbatim runs ------------------------------------------------------------
+
+std::string Streamed(TensorSet& set, size_t i) {
+  std::string out;
+  EXPECT_TRUE(set.Stream(i, [&](std::string_view c) {
+                   out.append(c);
+                   return absl::OkStatus();
+                 }).ok());
+  return out;
+}
+
+std::string ReadRun(const TensorRun& r) {
+  std::string out(r.bytes, '\0');
+  EXPECT_EQ(::pread(r.fd.get(), out.data(), out.size(), static_cast<off_t>(r.offset)),
+            static_cast<ssize_t>(out.size()));
+  return out;
+}
+
+TEST(AnalysisSetsTest, ARunHoldsExactlyWhatStreamEmits) {
+  ClassicFixture f;
+  TempDir d;
+  const float v[6] = {1, 2, 3, 4, 5, 6};
+  std::vector<std::string> paths = {
+      f.classic, f.decomposed, d.Write("c.npy", NpyF32("(2, 3)", {1, 2, 3, 4, 5, 6})),
+      WritePt(d, "t.pt", capture::TorchType::kFloat32, {2, 3}, v)};
+  int runs = 0, streamed_only = 0;
+  for (const std::string& p : paths) {
+    for (bool inputs : {false, true}) {
+      TensorSetOptions o;
+      o.inputs = inputs;
+      auto s = OpenTensorSet(p, o);
+      ASSERT_TRUE(s.ok()) << s.status();
+      for (size_t i = 0; i < (*s)->size(); ++i) {
+        absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(i);
+        ASSERT_TRUE(r.ok()) << r.status();
+        if (!*r) {
+          ++streamed_only;
+          continue;
+        }
+        ++runs;
+        EXPECT_EQ(ReadRun(**r), Streamed(**s, i)) << p << " " << i;
+      }
+    }
+  }
+  // Row-major literals, the C-order .npy and the .pt are runs; the
+  // column-major literals of the fixture are not.
+  EXPECT_GE(runs, 6);
+  EXPECT_GE(streamed_only, 4);
+  // Big-endian and Fortran-order .npy files are never runs.
+  std::string be = d.Write("be.npy", HandNpyHeader("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") +
+                                         std::string("\x3f\x80\x00\x00", 4));
+  auto s = OpenTensorSet(be, {});
+  absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+}
+
+TEST(AnalysisSetsTest, ComparingRunsMatchesComparingStreams) {
+  // A tensor of several windows, read as a run on both sides against the
+  // same tensor streamed through the decoder (a column-major copy).
+  const int64_t rows = 1024, cols = 1100;  // 4.3 MiB of F32: two windows
+  std::vector<float> e(rows * cols), a(rows * cols);
+  for (size_t i = 0; i < e.size(); ++i) {
+    e[i] = static_cast<float>(std::sin(static_cast<double>(i)));
+    a[i] = e[i] * (i % 1000 == 7 ? 1.001f : 1.0f);
+  }
+  xla::HloSnapshot se, sa, sc;
+  *se.mutable_result() = F32Literal({rows, cols}, e);
+  *sa.mutable_result() = F32Literal({rows, cols}, a);
+  *sc.mutable_result() = F32Literal({rows, cols}, a, {0, 1});
+  TempDir d;
+  std::string pe = d.Write("e.pb", se.SerializeAsString());
+  std::string pa = d.Write("a.pb", sa.SerializeAsString());
+  std::string pc = d.Write("c.pb", sc.SerializeAsString());
+  auto es = OpenTensorSet(pe, {});
+  auto as = OpenTensorSet(pa, {});
+  auto cs = OpenTensorSet(pc, {});
+  ASSERT_TRUE((*as)->Run(0)->has_value());
+  ASSERT_FALSE((*cs)->Run(0)->has_value());
+  absl::StatusOr<CompareReport> by_run = CompareTensorSets(**es, **as, {});
+  absl::StatusOr<CompareReport> by_stream = CompareTensorSets(**es, **cs, {});
+  ASSERT_TRUE(by_run.ok()) << by_run.status();
+  ASSERT_TRUE(by_stream.ok()) << by_stream.status();
+  EXPECT_EQ(CompareReportJson(*by_run), CompareReportJson(*by_stream));
+  uint64_t want = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    want += !(std::fabs(static_cast<double>(a[i]) - e[i]) <= 1e-5 + std::fabs(1.3e-6 * e[i]));
+  }
+  EXPECT_GT(want, 1000u);
+  EXPECT_EQ(by_run->tensors[0].metrics.mismatches, want);
+  std::vector<TensorStatsEntry> s1, s2;
+  ASSERT_TRUE(AppendTensorStats(**as, "x", "outputs", &s1).ok());
+  ASSERT_TRUE(AppendTensorStats(**cs, "x", "outputs", &s2).ok());
+  EXPECT_EQ(StatsReportJson(s1), StatsReportJson(s2));
+}
+
+TEST(AnalysisSetsTest, AFileThatShrinksUnderARunIsAnErrorNotACrash) {
+  std::vector<float> v(3 << 20);  // 12 MiB: several windows
+  xla::HloSnapshot snap;
+  *snap.mutable_result() = F32Literal({static_cast<int64_t>(v.size())}, v);
+  TempDir d;
+  std::string p = d.Write("s.pb", snap.SerializeAsString());
+  auto s = OpenTensorSet(p, {});
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<std::optional<TensorRun>> r = (*s)->Run(0);
+  ASSERT_TRUE(r.ok() && r->has_value());
+  ASSERT_EQ(::truncate(p.c_str(), 1 << 20), 0);
+  std::vector<TensorStatsEntry> stats;
+  absl::Status st = AppendTensorStats(**s, p, "outputs", &stats);
+  EXPECT_FALSE(st.ok());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,257 @@ TEST(StatsTest, EmptyTensorHasNoMoments) {
   EXPECT_EQ(t.elements, 0u);
   EXPECT_FALSE(t.mean.has_value());
   EXPECT_FALSE(t.min.has_value());
+}
+
+// --- the vectorized blocks against a plain element-by-element reference ------
+//
+// Real blocks whose values and differences are all finite go through the
+// kernel (kernels.h); others through the scalar path. Each scenario mixes
+// both and checks every count and index exactly against a reference written
+// here from the rules of compare.h, and every sum to 1e-12 relative.
+
+struct RefCompare {
+  uint64_t mismatches = 0;
+  std::vector<uint64_t> first;
+  std::optional<double> max_abs, max_rel;
+  uint64_t max_abs_index = 0, max_rel_index = 0;
+  long double abs_sum = 0, sq_sum = 0, dot = 0, ee = 0, aa = 0;
+  uint64_t count = 0;
+};
+
+// `e` and `a` hold the values (exactly representable in the element type).
+RefCompare Reference(CompareMode mode, PT type, const std::vector<double>& e,
+                     const std::vector<double>& a, Tolerance tol, size_t show) {
+  RefCompare r;
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < e.size(); ++i) {
+    const double ev = e[i], av = a[i];
+    bool close;
+    if (std::isnan(ev) || std::isnan(av)) {
+      close = std::isnan(ev) && std::isnan(av) && tol.equal_nan;
+    } else {
+      const bool equal = ev == av;
+      const double d = equal ? 0 : std::fabs(av - ev);
+      const double ae = std::fabs(ev);
+      const double rel = equal ? 0 : (ae == 0 || std::isinf(d) || std::isinf(ae)) ? kInf : d / ae;
+      if (!r.max_abs || d > *r.max_abs) {
+        r.max_abs = d;
+        r.max_abs_index = i;
+      }
+      if (!r.max_rel || rel > *r.max_rel) {
+        r.max_rel = rel;
+        r.max_rel_index = i;
+      }
+      r.abs_sum += d;
+      r.sq_sum += static_cast<long double>(d) * d;
+      r.dot += static_cast<long double>(av) * ev;
+      r.ee += static_cast<long double>(ev) * ev;
+      r.aa += static_cast<long double>(av) * av;
+      ++r.count;
+      switch (mode) {
+        case CompareMode::kTorch:
+          close = equal || (std::isfinite(d) && d <= tol.atol + std::fabs(tol.rtol * ev));
+          break;
+        case CompareMode::kNumpy:
+          if (std::isfinite(ev) && std::isfinite(av)) {
+            if (type == PT::kF32) {  // NumPy computes float32 in float32
+              const float df = static_cast<float>(av) - static_cast<float>(ev);
+              close = std::fabs(df) <= static_cast<float>(tol.atol) +
+                                           static_cast<float>(tol.rtol) * std::fabs(static_cast<float>(ev));
+            } else {
+              close = std::fabs(av - ev) <= tol.atol + tol.rtol * std::fabs(ev);
+            }
+          } else {
+            close = equal;
+          }
+          break;
+        case CompareMode::kXla:
+          close = equal || !(d > tol.atol && rel > tol.rtol);
+          break;
+      }
+    }
+    if (!close) {
+      ++r.mismatches;
+      if (r.first.size() < show) r.first.push_back(i);
+    }
+  }
+  return r;
+}
+
+std::string Encode(PT type, const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) {
+    if (type == PT::kF32) {
+      float f = static_cast<float>(x);
+      out.append(reinterpret_cast<const char*>(&f), 4);
+    } else if (type == PT::kBF16) {
+      uint16_t b = static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(x)) >> 16);
+      out.append(reinterpret_cast<const char*>(&b), 2);
+    } else {
+      out.append(reinterpret_cast<const char*>(&x), 8);
+    }
+  }
+  return out;
+}
+
+// Values exactly representable in `type` (bf16: truncated float).
+double Representable(PT type, double x) {
+  if (type == PT::kF32) return static_cast<float>(x);
+  if (type == PT::kBF16) {
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(static_cast<float>(x)) & 0xffff0000u);
+  }
+  return x;
+}
+
+void ExpectRelClose(double got, long double want, const char* what) {
+  if (got == static_cast<double>(want)) return;  // infinities included
+  const long double tol = 1e-12L * std::max<long double>(std::fabs(want), 1e-300L);
+  EXPECT_LE(std::fabs(got - want), tol) << what << ": " << got << " vs " << static_cast<double>(want);
+}
+
+TEST(ComparatorKernelTest, AgreesWithTheReferenceInEveryModeAndScenario) {
+  std::mt19937_64 rng(1130);
+  std::normal_distribution<double> normal(0, 10);
+  const size_t n = 20000;  // 39 blocks of 512 and a tail
+  for (PT type : {PT::kF32, PT::kF64, PT::kBF16}) {
+    for (int scenario = 0; scenario < 6; ++scenario) {
+      std::vector<double> e(n), a(n);
+      for (size_t i = 0; i < n; ++i) {
+        e[i] = Representable(type, normal(rng));
+        double rel = scenario == 3 ? 1e-7 * static_cast<double>(i) : std::ldexp(1.0, -int(rng() % 30));
+        a[i] = Representable(type, e[i] * (1 + (rng() % 2 ? rel : -rel)));
+        if (rng() % 5 == 0) a[i] = e[i];
+      }
+      if (scenario == 1) {  // NaN and Inf in some blocks only
+        for (size_t i = 700; i < n; i += 3001) e[i] = std::nan("");
+        for (size_t i = 1900; i < n; i += 5003) a[i] = std::numeric_limits<double>::infinity();
+      }
+      if (scenario == 2) {  // zeros on the expected side: infinite rel
+        for (size_t i = 5000; i < n; i += 97) e[i] = 0;
+      }
+      if (scenario == 4) {  // everything equal
+        a = e;
+      }
+      if (scenario == 5) {  // the first element far off, then close
+        a[0] = Representable(type, e[0] + 100);
+      }
+      const std::string eb = Encode(type, e), ab = Encode(type, a);
+      for (CompareMode mode : {CompareMode::kTorch, CompareMode::kNumpy, CompareMode::kXla}) {
+        for (bool equal_nan : {false, true}) {
+          CompareOptions o;
+          o.mode = mode;
+          o.equal_nan = equal_nan;
+          if (type == PT::kBF16 && mode != CompareMode::kTorch) o.rtol = 1e-3;
+          const Tolerance tol = ResolveTolerance(o, type, type);
+          ElementComparator c(mode, type, type, tol, 7);
+          const size_t w = Info(type).element_bytes;
+          // Uneven feeds: blocks do not line up with the calls.
+          for (size_t i = 0, step = 1; i < n; i += step, step = step * 3 + 1) {
+            const size_t k = std::min(step, n - i);
+            c.Add(eb.data() + i * w, ab.data() + i * w, k);
+          }
+          const CompareMetrics m = c.Finish();
+          const RefCompare r = Reference(mode, type, e, a, tol, 7);
+          const std::string what = std::string(PrimitiveTypeName(type)) + " scenario " +
+                                   std::to_string(scenario) + " mode " +
+                                   std::string(CompareModeName(mode));
+          EXPECT_EQ(m.elements, n) << what;
+          EXPECT_EQ(m.mismatches, r.mismatches) << what;
+          ASSERT_EQ(m.first_mismatches.size(), r.first.size()) << what;
+          for (size_t j = 0; j < r.first.size(); ++j) {
+            EXPECT_EQ(m.first_mismatches[j].index, r.first[j]) << what;
+            EXPECT_EQ(m.first_mismatches[j].expected.re, e[r.first[j]]) << what;
+          }
+          ASSERT_TRUE(m.max_abs_error.has_value()) << what;
+          EXPECT_EQ(*m.max_abs_error, *r.max_abs) << what;
+          EXPECT_EQ(m.max_abs_error_index, r.max_abs_index) << what;
+          EXPECT_EQ(*m.max_rel_error, *r.max_rel) << what;
+          EXPECT_EQ(m.max_rel_error_index, r.max_rel_index) << what;
+          ExpectRelClose(*m.mean_abs_error, r.abs_sum / r.count, "mean abs");
+          ExpectRelClose(*m.rms_error, std::sqrt(r.sq_sum / r.count), "rms");
+          if (m.cosine) {
+            ExpectRelClose(*m.cosine, r.dot / std::sqrt(r.ee * r.aa), "cosine");
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(StatsKernelTest, AgreesWithTheReferenceForEveryKernelType) {
+  std::mt19937_64 rng(20261130);
+  std::normal_distribution<double> normal(1e4, 30);  // large mean, small spread
+  const size_t n = 30001;
+  for (PT type : {PT::kF32, PT::kF64, PT::kBF16, PT::kF16, PT::kS32}) {
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i) {
+      double x = type == PT::kS32 ? std::round(normal(rng)) : normal(rng);
+      // F16: multiples of 8 (its spacing between 8192 and 16384).
+      v[i] = type == PT::kF16 ? std::round(x / 8) * 8 : Representable(type, x);
+    }
+    if (type != PT::kS32) {
+      v[1234] = std::nan("");
+      v[20000] = std::numeric_limits<double>::infinity();
+      v[20001] = -std::numeric_limits<double>::infinity();
+    }
+    v[77] = 0;
+    std::string bytes;
+    for (double x : v) {
+      if (type == PT::kF16) {
+        // Integers up to 2^11 exactly; NaN / Inf encodings by hand.
+        uint16_t h;
+        if (std::isnan(x)) h = 0x7e00;
+        else if (std::isinf(x)) h = x > 0 ? 0x7c00 : 0xfc00;
+        else if (x == 0) h = 0;
+        else {
+          int ex;
+          double m = std::frexp(x, &ex);  // x = m 2^ex, m in [0.5, 1)
+          h = static_cast<uint16_t>(((ex - 1 + 15) << 10) | (static_cast<uint32_t>(std::ldexp(m * 2 - 1, 10)) & 0x3ff));
+        }
+        bytes.append(reinterpret_cast<const char*>(&h), 2);
+      } else if (type == PT::kS32) {
+        int32_t k = static_cast<int32_t>(x);
+        bytes.append(reinterpret_cast<const char*>(&k), 4);
+      } else {
+        bytes += Encode(type, {x});
+      }
+    }
+    StatsAccumulator acc(type);
+    const size_t w = Info(type).element_bytes;
+    for (size_t i = 0, step = 5; i < n; i += step, step = step * 2 + 3) {
+      acc.Add(bytes.data() + i * w, std::min(step, n - i));
+    }
+    const TensorStats s = acc.Finish();
+    long double sum = 0;
+    uint64_t fin = 0, zeros = 0;
+    double lo = 0, hi = 0;
+    for (double x : v) {
+      if (!std::isfinite(x)) continue;
+      if (fin == 0 || x < lo) lo = x;
+      if (fin == 0 || x > hi) hi = x;
+      sum += x;
+      zeros += x == 0;
+      ++fin;
+    }
+    const long double mean = sum / fin;
+    long double m2 = 0;
+    for (double x : v) {
+      if (std::isfinite(x)) m2 += (x - mean) * (x - mean);
+    }
+    const std::string what(PrimitiveTypeName(type));
+    EXPECT_EQ(s.elements, n) << what;
+    EXPECT_EQ(s.zeros, zeros) << what;
+    EXPECT_EQ(*s.min, lo) << what;
+    EXPECT_EQ(*s.max, hi) << what;
+    ExpectRelClose(*s.mean, mean, "mean");
+    ExpectRelClose(*s.std, std::sqrt(m2 / fin), "std");
+    if (type != PT::kS32) {
+      EXPECT_EQ(s.nan, 1u) << what;
+      EXPECT_EQ(*s.first_nan_index, 1234u) << what;
+      EXPECT_EQ(s.pos_inf, 1u) << what;
+      EXPECT_EQ(s.neg_inf, 1u) << what;
+    }
+  }
 }
 
 }  // namespace

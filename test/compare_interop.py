@@ -17,6 +17,12 @@ and compared by the CLI. For every case:
 stats is checked the same way against NumPy (nanmin over finite values,
 np.std with ddof=0, ...).
 
+The other sides: classic HloSnapshot files (against their decomposed
+conversion by `decomposed convert`, against `decomposed unpack`'s .npy
+directory and against NumPy's own metrics, inputs and outputs), single .pt
+files written by torch.save (dtype from the file; bfloat16 included), and
+Fortran-order .npy files written by np.save(np.asfortranarray(...)).
+
 usage: compare_interop.py <decomposed CLI> <scratch dir>
 """
 import json
@@ -450,6 +456,212 @@ def cli_errors():
     run(["compare", void, void, "--dtype", "bf16"], 0)
 
 
+# ------------------------------------------------------------- other sides
+
+
+def compare_json(args, want_rc=None):
+    p = run(["compare"] + args + ["--json"], want_rc)
+    if p.returncode not in (0, 1):
+        return None
+    return json.loads(p.stdout)
+
+
+def check_metrics(tag, t, name, e, a, shape):
+    m = ref_metrics(name, e, a)
+    for key in ("elements", "expected_nan", "actual_nan", "expected_inf", "actual_inf"):
+        check(t[key] == m[key], "%s: %s %r, want %r" % (tag, key, t[key], m[key]))
+    for key in ("max_abs_error", "max_rel_error", "mean_abs_error", "rms_error", "cosine"):
+        same_number(t[key], m[key], "%s: %s" % (tag, key))
+    for key in ("max_abs_error_index", "max_rel_error_index"):
+        if m.get(key) is not None:
+            want = [int(x) for x in np.unravel_index(m[key], shape)] if shape else []
+            check(t[key] == want, "%s: %s %r, want %r" % (tag, key, t[key], want))
+
+
+def classic_cases():
+    """Classic files: two arguments (row-major and column-major) and a
+    TUPLE result of three outputs (one permuted), against the decomposed
+    conversion, the unpack directory and NumPy."""
+    d = os.path.join(SCRATCH, "classic")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for k, name in enumerate(("F32", "BF16", "F64", "S32", "C64", "PRED")):
+        args = [values(name, (3, 4), specials=False), values(name, (2, 3, 2), specials=True)]
+        outs = [values(name, (5,), specials=True), values(name, (4, 3), specials=False),
+                values(name, (2, 2, 3), specials=True)]
+        arg_lits = [literal_bytes(name, args[0], [1, 0]), literal_bytes(name, args[1], [0, 1, 2])]
+        out_m2m = [[0], [0, 1], [1, 2, 0]]
+        out_lits = [literal_bytes(name, o, m) for o, m in zip(outs, out_m2m)]
+        num = XLA[name]
+        shapes = [enc.shape_proto(num, list(o.shape), m, True) for o, m in zip(outs, out_m2m)]
+        result = enc.tuple_literal(out_lits, shapes)
+        cp = os.path.join(d, "%s.hlo_snapshot.pb" % name)
+        with open(cp, "wb") as f:
+            f.write(enc.hlo_snapshot(arg_lits, result))
+        dp = os.path.join(d, "%s.decomposed" % name)
+        run(["convert", cp, dp, "--to", "decomposed"], 0)
+        ud = os.path.join(d, "%s_unpacked" % name)
+        os.makedirs(ud, exist_ok=True)
+        run(["unpack", cp, "--output-prefix", ud + "/", "--dump-snapshot-outputs",
+             "--ml-dtype-sidecar"], 0)
+        for inputs, want in ((False, outs), (True, args)):
+            flag = ["--inputs"] if inputs else []
+            tag = "classic %s %s" % (name, "inputs" if inputs else "outputs")
+            for other in (dp, ud):
+                j = compare_json([cp, other, "--equal-nan"] + flag, 0)
+                if j:
+                    check(len(j["tensors"]) == len(want), "%s vs %s: %d tensors" % (tag, other, len(j["tensors"])))
+                    check(all(t["mismatches"] == 0 and t["max_abs_error"] in (0, 0.0, None)
+                              for t in j["tensors"]), "%s vs %s: not identical" % (tag, other))
+                    for t, w in zip(j["tensors"], want):
+                        check(t["expected"]["shape"] == list(w.shape), "%s: shape" % tag)
+                        check(t["expected"]["dtype"] == name.lower(), "%s: dtype" % tag)
+            # Against a perturbed .npy directory: NumPy's metrics.
+            pd = os.path.join(d, "%s_perturbed_%d" % (name, inputs))
+            shutil.rmtree(pd, ignore_errors=True)
+            pert = [perturb(name, w) for w in want]
+            if inputs:
+                os.makedirs(pd)
+                for i, a in enumerate(pert):
+                    p = os.path.join(pd, "value_input%d.npy" % i)
+                    if name == "BF16":
+                        np.save(p, a.view(np.dtype("V2")))
+                        with open(p + ".meta", "w") as f:
+                            json.dump({"ml_dtype": "bfloat16"}, f)
+                    else:
+                        np.save(p, a)
+            else:
+                write_npy_dir(pd, name, pert)
+            j = compare_json([cp, pd] + flag)
+            if j:
+                for i, (t, w, a) in enumerate(zip(j["tensors"], want, pert)):
+                    check_metrics("%s tensor %d vs perturbed" % (tag, i), t, name, w, a, w.shape)
+        # stats of the classic file equals stats of its conversion.
+        sc = run(["stats", cp, "--json"], 0)
+        sd = run(["stats", dp, "--json"], 0)
+        if sc.returncode == 0 and sd.returncode == 0:
+            tc = json.loads(sc.stdout)["tensors"]
+            td = json.loads(sd.stdout)["tensors"]
+            strip = lambda ts: [{k: v for k, v in t.items() if k != "source"} for t in ts]
+            check(strip(tc) == strip(td), "classic %s: stats differ from the conversion's" % name)
+            check(len(tc) == 5, "classic %s: %d stats entries" % (name, len(tc)))
+    # A truncated classic file: exit 2 with the frame and offset.
+    data = open(os.path.join(d, "F32.hlo_snapshot.pb"), "rb").read()
+    bad = os.path.join(d, "trunc.pb")
+    open(bad, "wb").write(data[:-9])
+    r = run(["compare", bad, os.path.join(d, "F32.decomposed")], 2)
+    check("at byte" in r.stderr and "trunc.pb" in r.stderr, "truncated classic: %s" % r.stderr)
+    r = run(["stats", bad], 2)
+    check("at byte" in r.stderr, "truncated classic stats: %s" % r.stderr)
+
+
+PT_TYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64",
+            "S64": "int64", "S32": "int32", "U8": "uint8", "PRED": "bool", "C64": "complex64"}
+
+
+def pt_cases():
+    """Single .pt files written by torch.save: dtype and shape from the file,
+    compared with decomposed and .npy sides, and stats against NumPy."""
+    d = os.path.join(SCRATCH, "pt")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for k, (name, tname) in enumerate(PT_TYPES.items()):
+        for shape in ((), (5,), (3, 4), (2, 0, 3)):
+            e = values(name, shape, specials=True)
+            a = perturb(name, e)
+            tag = "pt %s %s" % (name, shape)
+            ep = os.path.join(d, "e_%s_%d.pt" % (name, len(shape)))
+            ap = os.path.join(d, "a_%s_%d.pt" % (name, len(shape)))
+            torch.save(torch_tensor(name, e).reshape(shape), ep)
+            torch.save(torch_tensor(name, a).reshape(shape), ap)
+            dp = os.path.join(d, "e_%s_%d.decomposed" % (name, len(shape)))
+            write_decomposed(dp, name, [e], [layout_for(len(shape), k + 1)])
+            j = compare_json([dp, ep, "--equal-nan"], 0)
+            if j:
+                t = j["tensors"][0]
+                check(t["actual"]["dtype"] == name.lower(), "%s: dtype %s" % (tag, t["actual"]["dtype"]))
+                check(t["actual"]["shape"] == list(shape), "%s: shape %s" % (tag, t["actual"]["shape"]))
+            for mode in ("torch", "numpy"):
+                j = compare_json([ep, ap, "--mode", mode])
+                if not j:
+                    check(False, "%s: compare failed" % tag)
+                    continue
+                t = j["tensors"][0]
+                rtol, atol = tolerance(mode, name)
+                close = np.asarray(ref_close(mode, name, e, a, rtol, atol, False)).reshape(-1)
+                check(t["mismatches"] == int((~close.astype(bool)).sum()), "%s %s: mismatches" % (tag, mode))
+                if mode == "torch":
+                    want = torch_verdict(name, e, a, rtol, atol, False)
+                    check(j["pass"] == want, "%s: pass %s, torch says %s" % (tag, j["pass"], want))
+                check_metrics("%s %s" % (tag, mode), t, name, e, a, shape)
+            r = run(["stats", ep, "--json"], 0)
+            if r.returncode == 0 and name in FLOATS:
+                t = json.loads(r.stdout)["tensors"][0]
+                v = as_values(name, e).reshape(-1)
+                check(t["nan"] == int(np.isnan(v).sum()), "%s: stats nan" % tag)
+                fin = v[np.isfinite(v)]
+                if fin.size:
+                    same_number(t["mean"], float(math.fsum(fin) / fin.size), tag + " stats mean")
+    # A torch.save of a non-contiguous view is refused, with exit 2.
+    tp = os.path.join(d, "transposed.pt")
+    torch.save(torch.arange(6, dtype=torch.float32).reshape(2, 3).t(), tp)
+    r = run(["stats", tp], 2)
+    check("transposed.pt" in r.stderr, "non-contiguous .pt: %s" % r.stderr)
+    # Unreadable .pt files: exit 2 naming the file.
+    good = open(os.path.join(d, "e_F32_2.pt"), "rb").read()
+    for what, data in (("truncated", good[: len(good) // 2]), ("garbage", b"PK\x03\x04" + b"\0" * 40),
+                       ("empty", b"")):
+        bp = os.path.join(d, "%s.pt" % what)
+        open(bp, "wb").write(data)
+        r = run(["compare", os.path.join(d, "e_F32_2.pt"), bp], 2)
+        check("%s.pt" % what in r.stderr, "%s .pt: %s" % (what, r.stderr))
+        run(["stats", bp], 2)
+
+
+def fortran_cases():
+    """Fortran-order .npy (np.save of np.asfortranarray) against C-order
+    decomposed files and NumPy's metrics, rank 2 to 4, every layout."""
+    d = os.path.join(SCRATCH, "fortran")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    k = 0
+    for name in ("F32", "F16", "F64", "S8", "S64", "C128", "PRED", "U32"):
+        for shape in ((3, 4), (2, 3, 5), (2, 1, 3, 2), (0, 3), (40, 300)):
+            e = values(name, shape, specials=True)
+            a = perturb(name, e)
+            tag = "fortran %s %s" % (name, shape)
+            fp = os.path.join(d, "f%d.npy" % k)
+            np.save(fp, np.asfortranarray(a))
+            hdr = open(fp, "rb").read(128)
+            # (A zero-size array is both C- and Fortran-contiguous: NumPy
+            # writes it in C order.)
+            check(b"'fortran_order': True" in hdr or a.size == 0, "%s: NumPy wrote C order" % tag)
+            dp = os.path.join(d, "e%d.decomposed" % k)
+            write_decomposed(dp, name, [e], [layout_for(len(shape), k)])
+            cp = os.path.join(d, "c%d.npy" % k)
+            np.save(cp, a)
+            j = compare_json([cp, fp, "--equal-nan"], 0)
+            if j:
+                check(j["tensors"][0]["mismatches"] == 0 and
+                      j["tensors"][0]["max_abs_error"] in (0, 0.0, None), "%s: differs from C order" % tag)
+            j = compare_json([dp, fp, "--mode", "numpy"])
+            if j:
+                t = j["tensors"][0]
+                check(t["actual"]["shape"] == list(shape), "%s: shape" % tag)
+                close = np.isclose(numpy_native(name, a), numpy_native(name, e), rtol=1e-5, atol=1e-8)
+                check(t["mismatches"] == int((~close).sum()), "%s: mismatches" % tag)
+                check_metrics(tag, t, name, e, a, shape)
+            r = run(["stats", fp, "--json"], 0)
+            if r.returncode == 0:
+                t = json.loads(r.stdout)["tensors"][0]
+                v = as_values(name, a).reshape(-1)
+                nan = np.isnan(v)
+                first = int(np.flatnonzero(nan)[0]) if nan.any() else None
+                want_first = [int(x) for x in np.unravel_index(first, shape)] if first is not None else None
+                check(t["first_nan_index"] == want_first, "%s: first_nan_index" % tag)
+            k += 1
+
+
 def main():
     global CLI, SCRATCH
     CLI, SCRATCH = sys.argv[1], sys.argv[2]
@@ -464,7 +676,11 @@ def main():
             stats_case(name, shape, k)
             k += 1
     cli_errors()
-    print("compare_interop: %d cases, %d failures" % (k, len(failures)))
+    classic_cases()
+    pt_cases()
+    fortran_cases()
+    print("compare_interop: %d cases (and the classic, .pt and Fortran-order sides), "
+          "%d failures" % (k, len(failures)))
     return 1 if failures else 0
 
 

@@ -6,7 +6,7 @@ set(DECOMPOSED_CORPUS_MEMLIMIT)
 if(NOT DECOMPOSED_SANITIZE)
   set(DECOMPOSED_CORPUS_MEMLIMIT --memory-limit-mib 256)
 endif()
-foreach(cmd inspect verify unpack pack "bundle verify")
+foreach(cmd inspect verify unpack pack "bundle verify" compare "compare actual" stats)
   string(REPLACE " " "_" id "${cmd}")
   add_test(NAME corpus_${id}
            COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/test/corpus/run_corpus.py

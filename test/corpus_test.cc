@@ -1,6 +1,6 @@
-// The malformed-input corpus at the library level: every `inspect`, `verify`
-// and `unpack` row of test/corpus/manifest.tsv goes through
-// InspectFile / VerifyFile / Unpack, which must give exactly the
+// The malformed-input corpus at the library level: every `inspect`, `verify`,
+// `unpack` and `stats` row of test/corpus/manifest.tsv goes through
+// InspectFile / VerifyFile / Unpack / AppendPathStats, which must give exactly the
 // manifest's absl::StatusCode with the frame and fragment in the message
 // (the CLI prints only the message, so the code is checked here). Also checks the corpus is what the issue asks: at least 40
 // distinct malformed inputs, each file present.
@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_split.h"
+#include "decomposed/analysis/report.h"
 #include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
@@ -139,6 +140,26 @@ TEST(CorpusTest, UnpackRowsGiveTheManifestCodeFrameAndFragment) {
     EXPECT_NE(s.message().find(r.fragment), absl::string_view::npos) << s;
   }
   std::filesystem::remove_all(out);
+  EXPECT_GE(n, 40);
+}
+
+TEST(CorpusTest, StatsRowsGiveTheManifestCodeFrameAndFragment) {
+  int n = 0;
+  for (const Row& r : LoadManifest()) {
+    if (r.command != "stats") continue;
+    ++n;
+    SCOPED_TRACE(r.file + ": " + r.what);
+    TensorSetOptions o;
+    // As run_corpus.py runs the CLI: decomposed, except the classic .pb.
+    o.snapshot_type = r.file.ends_with(".pb") ? SnapshotType::kAuto
+                                              : SnapshotType::kDecomposed;
+    std::vector<TensorStatsEntry> entries;
+    absl::Status s = AppendPathStats(CorpusDir() + "/files/" + r.file, o, &entries);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(CodeName(s.code()), r.code) << s;
+    EXPECT_NE(s.message().find(r.frame), absl::string_view::npos) << s;
+    EXPECT_NE(s.message().find(r.fragment), absl::string_view::npos) << s;
+  }
   EXPECT_GE(n, 40);
 }
 

@@ -1,6 +1,7 @@
 // decomposed compare EXPECTED ACTUAL [--inputs] [--mode torch|numpy|xla]
 //     [--rtol R] [--atol A] [--equal-nan] [--show N] [--json]
 //     [--allow-dtype-mismatch] [--dtype TYPE | --dtype INDEX=TYPE ...]
+//     [--snapshot-type auto|decomposed|snapshot]
 // Exit codes follow diff and cmp: 0 every tensor passes, 1 some tensor fails
 // or is missing, 2 usage errors or unreadable input (docs/compare.md).
 #include <iostream>
@@ -27,6 +28,7 @@ struct State {
   bool json = false;
   bool allow_dtype_mismatch = false;
   std::vector<std::string> dtypes;
+  std::string snapshot_type = "auto";
 };
 
 Action Setup(CLI::App& app) {
@@ -53,12 +55,17 @@ Action Setup(CLI::App& app) {
   app.add_flag("--json", st->json, "print JSON");
   app.add_flag("--allow-dtype-mismatch", st->allow_dtype_mismatch,
                "compare tensors of different types in f64");
+  app.add_option("--snapshot-type", st->snapshot_type,
+                 "the form of snapshot files (auto: detected)")
+      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
+      ->capture_default_str();
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE for all, or "
                  "INDEX=TYPE (bf16, f8e4m3fn, ...)");
   return [st, &app]() -> int {
     TensorSetOptions so;
     so.inputs = st->inputs;
+    so.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }

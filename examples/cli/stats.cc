@@ -1,4 +1,5 @@
 // decomposed stats FILE|DIR... [--json] [--fail-on-nonfinite] [--dtype ...]
+//     [--snapshot-type auto|decomposed|snapshot]
 // NaN hunting: per tensor NaN / Inf / zero counts and min, max, mean, std
 // over the finite values. Exit 0; 1 with --fail-on-nonfinite when any tensor
 // holds a NaN or an Inf; 2 on usage errors or unreadable input.
@@ -21,6 +22,7 @@ struct State {
   bool json = false;
   bool fail_on_nonfinite = false;
   std::vector<std::string> dtypes;
+  std::string snapshot_type = "auto";
 };
 
 Action Setup(CLI::App& app) {
@@ -32,38 +34,23 @@ Action Setup(CLI::App& app) {
   app.add_flag("--json", st->json, "print JSON");
   app.add_flag("--fail-on-nonfinite", st->fail_on_nonfinite,
                "exit 1 when any tensor holds a NaN or an Inf");
+  app.add_option("--snapshot-type", st->snapshot_type,
+                 "the form of snapshot files (auto: detected)")
+      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
+      ->capture_default_str();
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE or INDEX=TYPE");
   return [st, &app]() -> int {
     TensorSetOptions base;
+    base.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &base); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
     std::vector<TensorStatsEntry> entries;
     for (const std::string& path : st->paths) {
-      // A snapshot or an unpack directory has inputs and outputs; the
-      // other forms one list of tensors.
-      absl::StatusOr<std::unique_ptr<TensorSet>> probe = OpenTensorSet(path, base);
-      if (!probe.ok()) {
-        Fail(app, probe.status());
+      if (absl::Status s = AppendPathStats(path, base, &entries); !s.ok()) {
+        Fail(app, s);
         return kExitUsage;
-      }
-      std::vector<std::pair<std::string, TensorSetOptions>> sets;
-      if ((*probe)->HasInputsAndOutputs()) {
-        TensorSetOptions in = base;
-        in.inputs = true;
-        sets.push_back({"inputs", in});
-        sets.push_back({"outputs", base});
-      } else {
-        sets.push_back({"tensors", base});
-      }
-      for (const auto& [name, options] : sets) {
-        absl::StatusOr<std::unique_ptr<TensorSet>> set = OpenTensorSet(path, options);
-        absl::Status s = set.ok() ? AppendTensorStats(**set, path, name, &entries) : set.status();
-        if (!s.ok()) {
-          Fail(app, s);
-          return kExitUsage;
-        }
       }
     }
     std::cout << (st->json ? StatsReportJson(entries) : StatsReportText(entries));

@@ -1,8 +1,18 @@
 #include "decomposed/analysis/report.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/io/chunk_pipe.h"
 #include "decomposed/status.h"
+#include "decomposed/xla/transpose.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
@@ -39,11 +50,11 @@ json Side(const std::optional<TensorInfo>& t) {
   return json{{"dtype", LowerTypeName(t->type)}, {"shape", t->dims}};
 }
 
-std::string Shape(const std::vector<int64_t>& d) {
+std::string ShapeText(const std::vector<int64_t>& d) {
   return absl::StrCat("[", absl::StrJoin(d, ","), "]");
 }
 std::string Index(uint64_t i, const std::vector<int64_t>& dims) {
-  return Shape(UnravelIndex(i, dims));
+  return ShapeText(UnravelIndex(i, dims));
 }
 std::string Fmt(double v) {
   if (std::isnan(v)) return "nan";
@@ -55,9 +66,190 @@ std::string FmtValue(const Complex& z, bool complex) {
   return Fmt(z.re);
 }
 
+// --- verbatim runs, read ahead ------------------------------------------
+//
+// When a tensor's elements lie verbatim in a file (TensorSet::Run), compare
+// and stats read them with pread themselves: a helper thread reads chunk
+// c + 1 (and c + 2) of every run while the caller computes on chunk c. This
+// keeps the decoders and the pipe out of the common case, and overlaps the
+// kernel's copies with the arithmetic.
+
+// Bytes of each run mapped at a time, and windows mapped ahead.
+constexpr size_t kRunWindowBytes = size_t{4} << 20;
+constexpr size_t kRunWindowsAhead = 2;
+
+// Walks one or two runs in step, window by window. Each window is mapped
+// with MAP_POPULATE (the page-cache pages are mapped in one call: no copy,
+// no fault per page) by a helper thread that keeps kRunWindowsAhead
+// windows ready while the caller computes, and is unmapped as soon as the
+// caller moves on: the mapped pages, which count in RSS, stay within
+// (1 + kRunWindowsAhead) windows per run.
+class RunPrefetcher {
+ public:
+  struct Spec {
+    const TensorRun* run;
+    size_t element_bytes;
+  };
+
+  RunPrefetcher(std::vector<Spec> specs, uint64_t elements, size_t chunk_elements)
+      : specs_(std::move(specs)), elements_(elements), chunk_(chunk_elements) {
+    thread_ = std::thread([this] { Produce(); });
+  }
+  RunPrefetcher(const RunPrefetcher&) = delete;
+  RunPrefetcher& operator=(const RunPrefetcher&) = delete;
+  ~RunPrefetcher() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    Unmap(current_);
+    for (Window& w : ready_) Unmap(w);
+  }
+
+  // The next chunk: its element count (0 at the end) and, in `views`, the
+  // bytes of each run, valid until the next call.
+  absl::StatusOr<uint64_t> Next(std::vector<const char*>* views) {
+    Unmap(current_);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.notify_all();  // room for one more window
+    cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+    if (ready_.empty()) {
+      if (!status_.ok()) return status_;
+      return uint64_t{0};
+    }
+    current_ = std::move(ready_.front());
+    ready_.pop_front();
+    cv_.notify_all();
+    views->clear();
+    for (const Map& m : current_.maps) views->push_back(m.data);
+    return current_.elements;
+  }
+
+ private:
+  struct Map {
+    void* base = nullptr;
+    size_t len = 0;
+    const char* data = nullptr;
+  };
+  struct Window {
+    std::vector<Map> maps;
+    uint64_t elements = 0;
+  };
+
+  static void Unmap(Window& w) {
+    for (Map& m : w.maps) {
+      if (m.base) ::munmap(m.base, m.len);
+    }
+    w.maps.clear();
+  }
+
+  absl::Status MapWindow(uint64_t done, uint64_t n, Window* w) {
+    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    w->elements = n;
+    for (const Spec& sp : specs_) {
+      const uint64_t start = sp.run->offset + done * sp.element_bytes;
+      const uint64_t base = start / page * page;
+      const size_t len = static_cast<size_t>(start - base + n * sp.element_bytes);
+      // Touching a mapped page past the end of the file raises SIGBUS: a
+      // file that shrank since it was checked is an error instead.
+      struct stat st;
+      if (::fstat(sp.run->fd.get(), &st) != 0) {
+        return absl::ErrnoToStatus(errno, "stat of tensor data");
+      }
+      if (static_cast<uint64_t>(st.st_size) < base + len) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "tensor data: expected ", base + len, " bytes of file, found ", st.st_size,
+            " (it shrank while being read) (at byte ", start, ")"));
+      }
+      void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                       sp.run->fd.get(), static_cast<off_t>(base));
+      if (m == MAP_FAILED) {
+        return absl::ErrnoToStatus(errno, absl::StrCat("mapping tensor data at byte ", base));
+      }
+      w->maps.push_back({m, len, static_cast<const char*>(m) + (start - base)});
+    }
+    return absl::OkStatus();
+  }
+
+  void Produce() {
+    absl::Status s;
+    for (uint64_t done = 0; done < elements_;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return ready_.size() < kRunWindowsAhead || stop_; });
+        if (stop_) break;
+      }
+      const uint64_t n = std::min<uint64_t>(chunk_, elements_ - done);
+      Window w;
+      s = MapWindow(done, n, &w);
+      if (!s.ok()) {
+        Unmap(w);
+        break;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ready_.push_back(std::move(w));
+      }
+      cv_.notify_all();
+      done += n;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = s;
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  std::vector<Spec> specs_;
+  uint64_t elements_;
+  size_t chunk_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Window> ready_;
+  Window current_;  // the caller's (touched by the caller only)
+  bool stop_ = false, done_ = false;
+  absl::Status status_;
+  std::thread thread_;
+};
+
+// Checks that a run holds `elements` elements of `eb` bytes.
+absl::Status CheckRun(const TensorRun& r, uint64_t elements, size_t eb,
+                      const std::string& label) {
+  if (r.bytes / eb != elements || r.bytes % eb != 0) {
+    return absl::InternalError(absl::StrCat(label, ": a run of ", r.bytes,
+                                            " bytes for ", elements, " elements"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompareRuns(const TensorRun& er, const TensorRun& ar, const TensorInfo& et,
+                         const TensorInfo& at, ElementComparator& cmp) {
+  const size_t eb = Info(et.type).element_bytes;
+  const size_t ab = Info(at.type).element_bytes;
+  const uint64_t n = et.element_count();
+  if (absl::Status s = CheckRun(er, n, eb, et.label); !s.ok()) return s;
+  if (absl::Status s = CheckRun(ar, n, ab, at.label); !s.ok()) return s;
+  RunPrefetcher pf({{&er, eb}, {&ar, ab}}, n, kRunWindowBytes / std::max(eb, ab));
+  std::vector<const char*> v;
+  for (;;) {
+    absl::StatusOr<uint64_t> k = pf.Next(&v);
+    if (!k.ok()) return WithFile(k.status(), et.label + ", " + at.label);
+    if (*k == 0) return absl::OkStatus();
+    cmp.Add(v[0], v[1], *k);
+  }
+}
+
 absl::Status CompareOne(TensorSet& expected, TensorSet& actual, size_t i,
                         const TensorInfo& et, const TensorInfo& at,
                         ElementComparator& cmp) {
+  {
+    absl::StatusOr<std::optional<TensorRun>> er = expected.Run(i);
+    if (!er.ok()) return er.status();
+    absl::StatusOr<std::optional<TensorRun>> ar = actual.Run(i);
+    if (!ar.ok()) return ar.status();
+    if (*er && *ar) return CompareRuns(**er, **ar, et, at, cmp);
+  }
   const size_t eb = Info(et.type).element_bytes;
   const size_t ab = Info(at.type).element_bytes;
   PipedProducer producer([&](ChunkPipe& pipe) {
@@ -236,12 +428,12 @@ std::string CompareReportText(const CompareReport& r) {
     std::string dtype = "-", shape = "-", mism = "-", mabs = "-", mrel = "-", cos = "-";
     const TensorInfo* t = c.expected ? &*c.expected : &*c.actual;
     dtype = LowerTypeName(t->type);
-    shape = Shape(t->dims);
+    shape = ShapeText(t->dims);
     if (c.verdict == TensorVerdict::kDtypeMismatch) {
       dtype = absl::StrCat(LowerTypeName(c.expected->type), "/", LowerTypeName(c.actual->type));
     }
     if (c.verdict == TensorVerdict::kShapeMismatch) {
-      shape = absl::StrCat(Shape(c.expected->dims), "/", Shape(c.actual->dims));
+      shape = absl::StrCat(ShapeText(c.expected->dims), "/", ShapeText(c.actual->dims));
     }
     if (c.verdict == TensorVerdict::kPass || c.verdict == TensorVerdict::kFail) {
       const CompareMetrics& m = c.metrics;
@@ -266,8 +458,8 @@ std::string CompareReportText(const CompareReport& r) {
                         " has no counterpart)\n");
         break;
       case TensorVerdict::kShapeMismatch:
-        absl::StrAppend(&out, "shapes differ: expected ", Shape(c.expected->dims),
-                        ", actual ", Shape(c.actual->dims), "\n");
+        absl::StrAppend(&out, "shapes differ: expected ", ShapeText(c.expected->dims),
+                        ", actual ", ShapeText(c.actual->dims), "\n");
         break;
       case TensorVerdict::kDtypeMismatch:
         absl::StrAppend(&out, "dtypes differ: expected ", LowerTypeName(c.expected->type),
@@ -316,6 +508,23 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
     if (!t.ok()) return t.status();
     StatsAccumulator acc(t->type);
     const size_t eb = Info(t->type).element_bytes;
+    absl::StatusOr<std::optional<TensorRun>> run = set.Run(i);
+    if (!run.ok()) return run.status();
+    if (*run) {
+      if (absl::Status s = CheckRun(**run, t->element_count(), eb, t->label); !s.ok()) {
+        return s;
+      }
+      RunPrefetcher pf({{&**run, eb}}, t->element_count(), kRunWindowBytes / eb);
+      std::vector<const char*> v;
+      for (;;) {
+        absl::StatusOr<uint64_t> k = pf.Next(&v);
+        if (!k.ok()) return WithFile(k.status(), t->label);
+        if (*k == 0) break;
+        acc.Add(v[0], *k);
+      }
+      out->push_back({source, set_name, i, *std::move(t), acc.Finish()});
+      continue;
+    }
     std::string carry;
     absl::Status s = set.Stream(i, [&](std::string_view chunk) {
       if (!carry.empty()) {
@@ -335,6 +544,25 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
     out->push_back({source, set_name, i, *std::move(t), acc.Finish()});
   }
   return absl::OkStatus();
+}
+
+absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
+                             std::vector<TensorStatsEntry>* out) {
+  TensorSetOptions base = options;
+  base.inputs = false;
+  absl::StatusOr<std::unique_ptr<TensorSet>> outputs = OpenTensorSet(path, base);
+  if (!outputs.ok()) return outputs.status();
+  if (!(*outputs)->HasInputsAndOutputs()) {
+    return AppendTensorStats(**outputs, path, "tensors", out);
+  }
+  TensorSetOptions in = base;
+  in.inputs = true;
+  absl::StatusOr<std::unique_ptr<TensorSet>> inputs = OpenTensorSet(path, in);
+  if (!inputs.ok()) return inputs.status();
+  if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out); !s.ok()) {
+    return s;
+  }
+  return AppendTensorStats(**outputs, path, "outputs", out);
 }
 
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries) {
@@ -412,7 +640,7 @@ std::string StatsReportText(const std::vector<TensorStatsEntry>& entries) {
     }
     absl::StrAppendFormat(&out, "  %-26s %-6s %-16s %-10d %-8s %-8d %-8d %-12s %-12s %-12s %s\n",
                           absl::StrCat(e.set, " ", e.index), LowerTypeName(e.info.type),
-                          Shape(e.info.dims), s.elements, nan, s.pos_inf, s.neg_inf,
+                          ShapeText(e.info.dims), s.elements, nan, s.pos_inf, s.neg_inf,
                           cell(MinMax(e, false)), cell(MinMax(e, true)), mean,
                           s.std ? Fmt(*s.std) : "-");
   }

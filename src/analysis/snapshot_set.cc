@@ -1,18 +1,24 @@
 // TensorSets over snapshot files: the decomposed stream (docs/format.md §7)
-// and the classic HloSnapshot (§11). The file is mapped; each tensor is a
-// literal body decoded by the literal codec into an ArraySink that forwards
-// the row-major chunks.
+// and the classic HloSnapshot (§11). The file is read with pread; each
+// tensor is a literal decoded by the literal codec into an ArraySink that
+// forwards the row-major chunks.
 #include "decomposed/analysis/snapshot_set.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
-#include "decomposed/snapshot/unpack.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/io/fd.h"
+#include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/array_sink.h"
 #include "decomposed/xla/literal_decoder.h"
@@ -33,10 +39,25 @@ class ForwardingSink final : public ArraySink {
   const ChunkFn& emit_;
 };
 
+absl::StatusOr<std::unique_ptr<FdSource>> OpenSource(const std::string& path) {
+  OwnedFd fd;
+  if (absl::Status s = OpenForReading(path, &fd); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
+  }
+  return std::make_unique<FdSource>(std::move(fd));
+}
+
 }  // namespace
 
+LiteralDecodeOptions AnalysisDecodeOptions() {
+  LiteralDecodeOptions o;
+  o.max_in_memory_transpose = kAnalysisTransposeBytes;
+  o.transpose_budget_bytes = kAnalysisTransposeBytes;
+  return o;
+}
+
 LiteralListSet::LiteralListSet(std::string name, std::string path,
-                               std::unique_ptr<MmapSource> src,
+                               std::unique_ptr<FdSource> src,
                                std::vector<LiteralRef> literals, bool both)
     : name_(std::move(name)),
       path_(std::move(path)),
@@ -56,18 +77,36 @@ absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
                     absl::StrCat(Sv(l.region), " ", l.index, " of ", path_)};
 }
 
+absl::StatusOr<std::optional<TensorRun>> LiteralListSet::Run(size_t i) {
+  const LiteralRef& l = literals_[i];
+  absl::StatusOr<LiteralPlan> plan = PlanLiteral(*src_, l.ranges, l.frame());
+  if (!plan.ok()) return WithFile(plan.status(), path_);
+  const uint64_t offset = l.ranges.empty() ? 0 : l.ranges[0].offset;
+  if (absl::Status s = ResolveArrayPlan(*plan, l.frame(), offset); !s.ok()) {
+    return WithFile(s, path_);
+  }
+  std::optional<ByteRange> run = VerbatimRowMajorRun(*plan);
+  if (!run) return std::optional<TensorRun>();
+  const int fd = ::dup(src_->fd());
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", path_));
+  return std::optional<TensorRun>(
+      TensorRun{OwnedFd(fd), src_->backend().origin() + run->offset, run->length});
+}
+
 absl::Status LiteralListSet::Stream(size_t i, const ChunkFn& emit) {
   const LiteralRef& l = literals_[i];
   ForwardingSink sink(emit);
-  return WithFile(DecodeLiteral(*src_, l.ranges, l.frame(), sink), path_);
+  return WithFile(
+      DecodeLiteral(*src_, l.ranges, l.frame(), sink, AnalysisDecodeOptions()),
+      path_);
 }
 
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
     const std::string& path, bool inputs) {
-  auto src = std::make_unique<MmapSource>(path);
-  if (!src->status().ok()) return src->status();
+  absl::StatusOr<std::unique_ptr<FdSource>> src = OpenSource(path);
+  if (!src.ok()) return src.status();
   std::vector<LiteralRef> refs;
-  DecomposedReader<MmapSource> reader(*src);
+  DecomposedReader<FdSource> reader(**src);
   absl::Status s = [&]() -> absl::Status {
     if (auto h = reader.ReadHeader(nullptr); !h.ok()) return h.status();
     if (auto n = reader.StartInputs(); !n.ok()) return n.status();
@@ -93,22 +132,54 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
   if (!s.ok()) return WithFile(s, path);
   return std::unique_ptr<TensorSet>(std::make_unique<LiteralListSet>(
       absl::StrCat("decomposed file ", path, inputs ? " (inputs)" : " (outputs)"), path,
-      std::move(src), std::move(refs), /*both=*/true));
+      *std::move(src), std::move(refs), /*both=*/true));
 }
 
-}  // namespace decomposed
-
-namespace decomposed {
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& path,
+                                                          bool inputs) {
+  absl::StatusOr<std::unique_ptr<FdSource>> opened = OpenSource(path);
+  if (!opened.ok()) return opened.status();
+  FdSource& src = **opened;
+  std::vector<LiteralRef> refs;
+  absl::Status s = [&]() -> absl::Status {
+    const Frame frame{"snapshot"};
+    const ByteRange whole{0, src.size().value_or(0)};
+    absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, whole, frame);
+    if (!snap.ok()) return snap.status();
+    if (inputs) {
+      return ForEachClassicInput(
+          src, *snap, frame, [](int64_t i) { return Frame{"input", i, "body"}; },
+          [&](std::span<const ByteRange> literal, int64_t i) {
+            refs.push_back({"input", i, {literal.begin(), literal.end()}});
+            return absl::OkStatus();
+          });
+    }
+    absl::StatusOr<std::vector<LiteralRanges>> outputs =
+        ClassicOutputs(src, *snap, Frame{"result"});
+    if (!outputs.ok()) return outputs.status();
+    for (size_t j = 0; j < outputs->size(); ++j) {
+      refs.push_back({"output", static_cast<int64_t>(j), std::move((*outputs)[j])});
+    }
+    return absl::OkStatus();
+  }();
+  if (!s.ok()) return WithFile(s, path);
+  return std::unique_ptr<TensorSet>(std::make_unique<LiteralListSet>(
+      absl::StrCat("classic snapshot ", path, inputs ? " (inputs)" : " (outputs)"), path,
+      *std::move(opened), std::move(refs), /*both=*/true));
+}
 
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
-                                                           bool inputs) {
-  absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
-  if (!type.ok()) return type.status();
-  if (*type == SnapshotType::kDecomposed) return OpenDecomposedSet(path, inputs);
-  // TODO(issue 10): classic snapshots, on the classic mapping module.
-  return absl::UnimplementedError(
-      absl::StrCat("reading the tensors of a classic snapshot (", path,
-                   ") is not supported yet"));
+                                                           bool inputs,
+                                                           SnapshotType type) {
+  // The empty-file rule and the type hint of every reader
+  // (docs/format.md §7.8).
+  absl::StatusOr<SnapshotType> t = ResolveSnapshotType(path, type);
+  if (!t.ok()) return t.status();
+  absl::StatusOr<std::unique_ptr<TensorSet>> set =
+      *t == SnapshotType::kDecomposed ? OpenDecomposedSet(path, inputs)
+                                      : OpenClassicSet(path, inputs);
+  if (!set.ok()) return WithSnapshotTypeHint(set.status(), path, *t);
+  return set;
 }
 
 }  // namespace decomposed

@@ -1,6 +1,9 @@
 #include "decomposed/analysis/tensor_set.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,9 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/analysis/snapshot_set.h"
 #include "decomposed/capture/bundle_reader.h"
+#include "decomposed/capture/pt_reader.h"
+#include "decomposed/capture/regular_file.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/status.h"
+#include "decomposed/xla/shape.h"
+#include "decomposed/xla/transpose.h"
 
 namespace decomposed {
 namespace {
@@ -48,14 +55,46 @@ absl::StatusOr<OpenedNpy> OpenNpy(const NpyTensor& t) {
   }
   absl::StatusOr<NpyArrayInfo> info = ReadNpyArrayHeader(*out.src, o);
   if (!info.ok()) return WithFile(info.status(), t.path);
-  if (info->header.fortran_order && info->header.shape.size() >= 2) {
-    // TODO(issue 10): stream through the codec's transposing store.
-    return absl::UnimplementedError(absl::StrCat(
-        "npy header: expected C order, found fortran_order True (at byte 0 of ",
-        t.path, ")"));
-  }
   out.info = *std::move(info);
   return out;
+}
+
+// Memory for gathering a Fortran-order array (both sides of a compare may
+// do so at once, beside the 4 MiB pipe).
+constexpr uint64_t kNpyTransposeBytes = 16 << 20;
+
+// Streams a Fortran-order array of rank >= 2 in logical row-major order:
+// its data is the column-major layout {0, 1, ..., rank-1}, gathered by the
+// transposing store in tiles read with pread (GatherTiled), so memory stays
+// within kNpyTransposeBytes whatever the array's size. Big-endian data is
+// swapped after the gather (the gather moves whole elements).
+absl::Status StreamFortran(OpenedNpy& f, const std::string& path, const ChunkFn& emit) {
+  const NpyArrayInfo& info = f.info;
+  Shape shape;
+  shape.dimensions = info.header.shape;
+  for (size_t d = 0; d < shape.dimensions.size(); ++d) {
+    shape.layout.minor_to_major.push_back(static_cast<int64_t>(d));
+  }
+  const int fd = f.src->fd();
+  const uint64_t origin = f.src->backend().origin() + info.data_offset;
+  std::string swapped;
+  struct Out {
+    const ChunkFn& emit;
+    uint32_t swap_unit;
+    std::string& scratch;
+    absl::Status Put(std::string_view c) {
+      if (swap_unit == 0) return emit(c);
+      scratch.assign(c.data(), c.size());
+      internal::SwapUnits(scratch.data(), scratch.size(), swap_unit);
+      return emit(scratch);
+    }
+  } out{emit, info.swap_unit, swapped};
+  absl::Status s = internal::GatherTiled(
+      [&](uint64_t off, char* dst, size_t n) {
+        return internal::PreadFully(fd, origin + off, dst, n, "npy data");
+      },
+      shape, info.item_bytes, out, kNpyTransposeBytes);
+  return WithFile(s, path);
 }
 
 class NpyFilesSet : public TensorSet {
@@ -70,9 +109,25 @@ class NpyFilesSet : public TensorSet {
     if (!f.ok()) return f.status();
     return TensorInfo{f->info.type, f->info.header.shape, files_[i].path};
   }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override {
+    absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
+    if (!f.ok()) return f.status();
+    const NpyArrayInfo& info = f->info;
+    if (info.swap_unit != 0 ||
+        (info.header.fortran_order && info.header.shape.size() >= 2)) {
+      return std::optional<TensorRun>();
+    }
+    const int fd = ::dup(f->src->fd());
+    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", files_[i].path));
+    return std::optional<TensorRun>(TensorRun{
+        OwnedFd(fd), f->src->backend().origin() + info.data_offset, info.data_bytes});
+  }
   absl::Status Stream(size_t i, const ChunkFn& emit) override {
     absl::StatusOr<OpenedNpy> f = OpenNpy(files_[i]);
     if (!f.ok()) return f.status();
+    if (f->info.header.fortran_order && f->info.header.shape.size() >= 2) {
+      return StreamFortran(*f, files_[i].path, emit);
+    }
     absl::Status s = ForEachNpyDataChunk(*f->src, f->info, emit);
     return WithFile(s, files_[i].path);
   }
@@ -125,6 +180,64 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
       /*unpack_dir=*/true));
 }
 
+// --- single .pt files ---------------------------------------------------
+
+// One torch.save file of one tensor: dtype, shape and data from the file
+// itself (capture/pt_reader.h), streamed by pread in 1 MiB chunks.
+class PtFileSet : public TensorSet {
+ public:
+  explicit PtFileSet(std::string path) : path_(std::move(path)) {}
+  std::string Name() const override { return absl::StrCat(".pt file ", path_); }
+  size_t size() const override { return 1; }
+  absl::StatusOr<TensorInfo> Describe(size_t) override {
+    absl::StatusOr<capture::PtTensor> t = Read();
+    if (!t.ok()) return t.status();
+    return TensorInfo{t->dtype->xla_type, t->shape, path_};
+  }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t) override {
+    absl::StatusOr<capture::PtTensor> t = Read();
+    if (!t.ok()) return t.status();
+    // (A file changed since it was checked makes the reads fail, never
+    // read past its end: pread reports the end.)
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(path_, &fd); !s.ok()) return s;
+    return std::optional<TensorRun>(TensorRun{std::move(fd), t->data_offset, t->byte_size});
+  }
+  absl::Status Stream(size_t, const ChunkFn& emit) override {
+    absl::StatusOr<capture::RegularFile> f = capture::RegularFile::Open(path_);
+    if (!f.ok()) return f.status();
+    absl::StatusOr<capture::PtTensor> t = capture::ReadPtTensor(*f);
+    if (!t.ok()) return t.status();
+    constexpr uint64_t kChunk = 1 << 20;
+    std::string buf;
+    for (uint64_t done = 0; done < t->byte_size;) {
+      const size_t n = static_cast<size_t>(std::min(kChunk, t->byte_size - done));
+      if (absl::Status s = f->ReadAt(t->data_offset + done, n, &buf); !s.ok()) {
+        return WithFile(s, path_);
+      }
+      if (absl::Status s = emit(buf); !s.ok()) return s;
+      done += n;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<capture::PtTensor> Read() {
+    absl::StatusOr<capture::RegularFile> f = capture::RegularFile::Open(path_);
+    if (!f.ok()) return f.status();
+    absl::StatusOr<capture::PtTensor> t = capture::ReadPtTensor(*f);
+    if (!t.ok()) return t.status();
+    if (t->dtype->xla_type == PrimitiveType::kInvalid) {
+      return absl::UnimplementedError(absl::StrCat(
+          ".pt tensor: expected a dtype with an XLA type, found ",
+          Sv(t->dtype->name), " (", path_, ")"));
+    }
+    return t;
+  }
+
+  std::string path_;
+};
+
 // --- bundles ------------------------------------------------------------
 
 class BundleSet : public TensorSet {
@@ -142,6 +255,15 @@ class BundleSet : public TensorSet {
       return d.status();
     }
     return TensorInfo{in.dtype->xla_type, in.shape, in.path};
+  }
+  absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override {
+    if (absl::StatusOr<TensorInfo> t = Describe(i); !t.ok()) return t.status();
+    absl::StatusOr<capture::TensorData> d = capture::LocateTensor(b_, i);
+    if (!d.ok()) return d.status();
+    // StreamTensor emits exactly these bytes.
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(b_.inputs[i].path, &fd); !s.ok()) return s;
+    return std::optional<TensorRun>(TensorRun{std::move(fd), d->offset, d->size});
   }
   absl::Status Stream(size_t i, const ChunkFn& emit) override {
     absl::Status inner;
@@ -216,14 +338,17 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
           std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),
                                         /*unpack_dir=*/false));
     }
+    case TensorSetKind::kPt: {
+      // Open it now, so that a missing or malformed file fails here.
+      auto set = std::make_unique<PtFileSet>(path);
+      if (absl::StatusOr<TensorInfo> t = set->Describe(0); !t.ok()) return t.status();
+      return std::unique_ptr<TensorSet>(std::move(set));
+    }
     case TensorSetKind::kSnapshot:
-      return OpenSnapshotSet(path, options.inputs);
-    default:
+    case TensorSetKind::kAuto:
       break;
   }
-  // TODO(issue 10): single .pt files, on the .pt reader.
-  return absl::UnimplementedError(absl::StrCat("reading tensors from ", path,
-                                               " is not supported yet"));
+  return OpenSnapshotSet(path, options.inputs, options.snapshot_type);
 }
 
 }  // namespace decomposed

@@ -10,7 +10,9 @@ length byte L, then L bytes of `3a <n> <varint>` (LiteralProto.u64s, packed).
 Manifest columns (tab-separated, one row per file x command):
   file      path under test/corpus/files/
   command   CLI command word(s) that must reject the file: inspect, verify,
-            unpack, pack, "bundle verify"
+            unpack, pack, "bundle verify", and the analysis commands:
+            "compare" (the file as EXPECTED against compare_reference.bin),
+            "compare actual" (as ACTUAL) and "stats", which exit 2
   exit      expected exit code of build/bin/decomposed
   code      the absl::StatusCode name the library returns (checked directly
             by test/corpus_test.cc for `inspect`; documents the contract for
@@ -107,21 +109,39 @@ cases = []  # (file, bytes, [(command, exit, code, frame, fragment, state)], wha
 FRAMING_CMDS = ("inspect", "verify", "unpack")
 
 
-def framing(name, data, code, frame, fragment, what, **per_command):
-    """A framing defect: inspect, verify and unpack must all reject it.
-    per_command overrides the fragment for one command (unpack=...), where
-    that command words the same finding differently."""
+ANALYSIS_CMDS = ("compare", "compare actual", "stats")
+
+
+def analysis(code, frame, fragment, **per_command):
+    """Rows for compare (either side) and stats: unreadable input exits 2
+    with the same message."""
+    return [(c, 2, code, frame, per_command.get(c.split()[0], fragment),
+             "checked") for c in ANALYSIS_CMDS]
+
+
+def framing(name, data, code, frame, fragment, what, analysis_skip=(),
+            **per_command):
+    """A framing defect: inspect, verify and unpack must all reject it, and
+    so must compare and stats (but for the commands in analysis_skip).
+    per_command overrides the fragment for one command (unpack=...,
+    compare=..., stats=...), where that command words the same finding
+    differently."""
     rows = [("inspect", 1, code, frame, per_command.get("inspect", fragment),
              "checked")]
     for c in ("verify", "unpack"):
         rows.append((c, 1, code, frame, per_command.get(c, fragment),
                      "checked"))
+    rows += [r for r in analysis(code, frame,
+                                 per_command.get("inspect", fragment),
+                                 **per_command)
+             if r[0].split()[0] not in analysis_skip]
     cases.append((name, data, rows, what))
 
 
 def literal(name, data, code, frame, fragment, what):
     rows = [(c, 1, code, frame, fragment, "checked")
             for c in ("verify", "unpack")]
+    rows += analysis(code, frame, fragment)
     cases.append((name, data, rows, what))
 
 
@@ -224,7 +244,9 @@ framing("body_shape_as_varint.bin", HEADER + block([b"\x08\x0b"]),
         "literal shape (field 1) encoded as a varint",
         # protobuf would keep the varint as an unknown field: no shape.
         unpack="LiteralProto has no shape",
-        verify="LiteralProto has no shape")
+        verify="LiteralProto has no shape",
+        compare="LiteralProto has no shape",
+        stats="LiteralProto has no shape")
 framing("body_field_past_end.bin", HEADER + block([b"\x42\x10\x00\x00"]),
         "INVALID_ARGUMENT", "input 0 body",
         "field 8 length within the 2",
@@ -268,7 +290,9 @@ framing("trunc_output_body.bin",
 framing("output_body_not_literal.bin",
         HEADER + GOOD_INPUTS + block([b"\x07\x07\x07"]),
         "INVALID_ARGUMENT", "output 0 body", "found field number 0",
-        "output body that is not a LiteralProto")
+        "output body that is not a LiteralProto",
+        # compare --inputs (the corpus runs it so) never decodes outputs.
+        analysis_skip=("compare",))
 framing("trailing_after_region2.bin", GOOD + b"XYZ", "INVALID_ARGUMENT",
         "trailing data", "found 3 more bytes",
         "trailing bytes after region [2]")
@@ -337,8 +361,15 @@ for name, data, code, frag, what in [
      ".npy 2.0 header length 2^32-1 (past kMaxNpyHeaderBytes)"),
 ]:
     cases.append((name, data,
-                  [("pack", 1, code, "npy header", frag, "checked")],
+                  [("pack", 1, code, "npy header", frag, "checked")] +
+                  analysis(code, "npy header", frag),
                   what))
+NPY_F_TEXT = b"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }"
+NPY_F_TEXT += b" " * (118 - len(NPY_F_TEXT) - 1) + b"\n"
+cases.append(("npy_fortran_short_data.npy",
+              b"\x93NUMPY\x01\x00\x76\x00" + NPY_F_TEXT + b"\0" * 40,
+              analysis("OUT_OF_RANGE", "npy data", "found 40"),
+              "Fortran-order F32[3,4] .npy holding 40 of its 48 data bytes"))
 
 # --- bundles ------------------------------------------------------------------
 META = b"""{
@@ -372,7 +403,8 @@ META = b"""{
 NPY_F32_2 = b"\x93NUMPY\x01\x00\x76\x00" + NPY_OK_TEXT + struct.pack("<2f", 1, 2)
 cases.append(("bundle_missing_tensor/call0/meta.json", META,
               [("bundle verify", 1, "NOT_FOUND", "tensor1", "tensor1",
-                "checked")],
+                "checked")] +
+              analysis("NOT_FOUND", "tensor1", "tensor1"),
               "bundle whose meta.json lists tensor1, which is missing"))
 cases.append(("bundle_missing_tensor/call0/tensor0.npy", NPY_F32_2, [], ""))
 
@@ -387,8 +419,49 @@ cases.append(("header_with_arguments.bin",
                for c in ("verify", "unpack")],
               "a header (region [0]) carrying an argument: a warning"))
 
-# Support file (valid): the module that `pack` rows use.
+# --- .pt files and classic snapshots (compare and stats) ----------------------
+def stored_zip(entries):
+    """A zip of stored entries (what torch.save writes), by Python's zipfile."""
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for n, body in entries:
+            z.writestr(zipfile.ZipInfo(n, (1980, 1, 1, 0, 0, 0)), body)
+    return out.getvalue()
+
+
+# torch.save's pickle of a float32 tensor of 2 elements (protocol 2), as in
+# test/fuzz/make_seeds.py.
+PT_PICKLE = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00((X\x07\x00\x00\x00"
+             b"storageq\x01ctorch\nFloatStorage\nq\x02X\x01\x00\x00\x000q\x03X"
+             b"\x03\x00\x00\x00cpuq\x04K\x02tq\x05QK\x00K\x02\x85q\x06K\x01\x85q\x07"
+             b"\x89ccollections\nOrderedDict\nq\x08)Rq\ttq\nRq\x0b.")
+PT_OK = stored_zip([("t/data.pkl", PT_PICKLE), ("t/data/0", struct.pack("<2f", 1, 2)),
+                    ("t/version", b"3\n")])
+cases.append(("pt_truncated.pt", PT_OK[:len(PT_OK) // 2],
+              analysis("INVALID_ARGUMENT", "pt_truncated.pt", "end-of-central-directory"),
+              ".pt (a zip) cut in half: no central directory"))
+cases.append(("pt_short_storage.pt",
+              stored_zip([("t/data.pkl", PT_PICKLE), ("t/data/0", b"\0" * 4),
+                          ("t/version", b"3\n")]),
+              analysis("INVALID_ARGUMENT", "pt_short_storage.pt", "4 bytes"),
+              ".pt whose storage holds 4 bytes for a FloatStorage of 2"))
+cases.append(("pt_not_a_tensor.pt",
+              stored_zip([("t/data.pkl", b"\x80\x02K\x07."), ("t/version", b"3\n")]),
+              analysis("INVALID_ARGUMENT", "pt_not_a_tensor.pt", "data.pkl"),
+              ".pt whose pickle is the integer 7, not a tensor"))
+# A classic HloSnapshot (field 2: an F32[2] argument) cut inside the
+# argument: the walk names the snapshot frame and the offset.
+CLASSIC = ld(2, LIT) + ld(3, LIT)
+cases.append(("classic_truncated.pb", CLASSIC[:-6],
+              analysis("INVALID_ARGUMENT", "snapshot", "(at byte 24"),
+              "classic HloSnapshot cut 6 bytes into its result"))
+
+# Support files (valid): the module that `pack` rows use, and the reference
+# side of the compare rows (one F32[2] input, one output).
 cases.append(("module.hlo", b"\x0a\x01m", [], ""))
+cases.append(("compare_reference.bin", GOOD, [], ""))
 
 
 def main():

@@ -49,6 +49,17 @@ def argv_for(cli, command, path, out_dir, files_dir):
                 os.path.join(out_dir, "out.decomposed_hlo_snapshot")]
     if command == "bundle verify":
         return [cli, "bundle", "verify", path]
+    if command in ("compare", "compare actual", "stats"):
+        # The corpus files are decomposed files (see verify); classic ones
+        # end in .pb and are detected.
+        form = "auto" if path.endswith(".pb") else "decomposed"
+        opts = [f"--snapshot-type={form}"]
+        if command == "stats":
+            return [cli, "stats", *opts, path]
+        ref = os.path.join(files_dir, "compare_reference.bin")
+        sides = [path, ref] if command == "compare" else [ref, path]
+        # --inputs: the literal defects are in input 0.
+        return [cli, "compare", "--inputs", *opts, *sides]
     raise SystemExit(f"run_corpus.py: no argv rule for command {command!r}")
 
 

@@ -24,7 +24,8 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "classic",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
-                         "bundle_meta", "pt_reader", "wire_reader")}
+                         "bundle_meta", "pt_reader", "wire_reader",
+                         "compare", "stats")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -236,6 +237,46 @@ seeds["pt_reader"]["scalar_offset"] = pt_file(
 seeds["pt_reader"]["rank4"] = pt_file(
     tensor_pickle("ByteStorage", 24, [2, 1, 3, 4], [12, 12, 4, 1]), bytes(24))
 seeds["pt_reader"]["pickle_only"] = F32_PKL
+
+# --- compare and stats: sides in any form (test/fuzz/analysis_sides.h) ---------
+# compare: byte 0 = forms (bits 0-1 expected, 2-3 actual: 0 snapshot, 1 .npy,
+# 2 .pt, 3 unpack directory), byte 1 = options (bits 0-1 mode, 2 equal-nan,
+# 3 inputs, 4 allow-dtype-mismatch, 5 actual = expected, 6-7 show), bytes
+# 2-3 = the expected side's length; stats: byte 0 = form, byte 1 = void dtype.
+def side_pair(eform, aform, opts, e, a=b""):
+    return bytes([eform | (aform << 2), opts]) + struct.pack("<H", len(e)) + e + a
+
+
+PT_F32_2 = pt_file(F32_PKL, struct.pack("<2f", 0, 1))
+NPY_F4_2 = F4_2 + struct.pack("<2f", 0, 1)
+NPY_BF16 = (npy("{'descr': '|V2', 'fortran_order': False, 'shape': (2, 1), }")
+            + b"\x80\x3f\x00\x40")
+NPY_FORTRAN = (npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }")
+               + struct.pack("<6f", 0, 3, 1, 4, 2, 5))
+NPY_BE = (npy("{'descr': '>f8', 'fortran_order': True, 'shape': (2, 2), }")
+          + struct.pack(">4d", 1, float("nan"), float("inf"), -0.0))
+CLASSIC = seeds["snapshot"]["with_literals"]
+COLMAJOR = (mc.HEADER + mc.block([]) +
+            mc.block([mc.f32_literal([2, 3], m2m=[0, 1])]))
+ROWMAJOR = mc.HEADER + mc.block([]) + mc.block([mc.f32_literal([2, 3])])
+seeds["compare"]["decomposed_self"] = side_pair(0, 0, 0x24, mc.GOOD)
+seeds["compare"]["decomposed_vs_npy"] = side_pair(0, 1, 0x00, mc.GOOD, NPY_F4_2)
+seeds["compare"]["npy_vs_pt_numpy"] = side_pair(1, 2, 0x41, NPY_F4_2, PT_F32_2)
+seeds["compare"]["classic_inputs_xla"] = side_pair(0, 0, 0x0e, CLASSIC, mc.GOOD)
+seeds["compare"]["colmajor_vs_rowmajor"] = side_pair(0, 0, 0xc0, COLMAJOR, ROWMAJOR)
+seeds["compare"]["fortran_vs_decomposed"] = side_pair(1, 0, 0x80, NPY_FORTRAN, ROWMAJOR)
+seeds["compare"]["unpack_dir_dtypes"] = side_pair(3, 1, 0x10, NPY_F4_2, NPY_BE)
+seeds["compare"]["big_endian_self"] = side_pair(1, 1, 0x24, NPY_BE)
+seeds["stats"]["decomposed"] = b"\x00\x00" + mc.GOOD
+seeds["stats"]["classic"] = b"\x00\x00" + CLASSIC
+seeds["stats"]["colmajor"] = b"\x00\x00" + COLMAJOR
+seeds["stats"]["npy"] = b"\x01\x00" + NPY_F4_2
+seeds["stats"]["npy_bf16"] = b"\x01\x01" + NPY_BF16
+seeds["stats"]["fortran"] = b"\x01\x00" + NPY_FORTRAN
+seeds["stats"]["big_endian_fortran"] = b"\x01\x00" + NPY_BE
+seeds["stats"]["pt"] = b"\x02\x00" + PT_F32_2
+seeds["stats"]["pt_bf16"] = b"\x02\x00" + seeds["pt_reader"]["bf16_2x3"]
+seeds["stats"]["unpack_dir"] = b"\x03\x00" + NPY_F4_2
 
 # --- round trip: the input drives the writer; any bytes will do -------------
 seeds["roundtrip"]["a"] = bytes(range(64))

@@ -61,6 +61,7 @@
 #include <string_view>
 #include <vector>
 
+#include "decomposed/analysis/kernels.h"
 #include "decomposed/xla/element_value.h"
 #include "decomposed/xla/primitive_type.h"
 
@@ -233,15 +234,89 @@ class ElementComparator {
         precision_ = Precision::kFloat;
       }
     }
+    fast_ = !complex_ && !exact_ints_ && precision_ != Precision::kHalf;
+    if (et_ == at_) ktype_ = internal::KernelTypeOf(et_);
+    fp_.rtol = tol_.rtol;
+    fp_.atol = tol_.atol;
+    fp_.rtol_f = static_cast<float>(tol_.rtol);
+    fp_.atol_f = static_cast<float>(tol_.atol);
+    switch (mode_) {
+      case CompareMode::kTorch: fp_.rule = internal::FastRule::kTorch; break;
+      case CompareMode::kXla: fp_.rule = internal::FastRule::kXla; break;
+      case CompareMode::kNumpy:
+        fp_.rule = precision_ == Precision::kFloat ? internal::FastRule::kNumpyFloat
+                                                   : internal::FastRule::kNumpyDouble;
+        break;
+    }
   }
 
   // Feeds `n` elements of each array. `expected` and `actual` point at
-  // n * element-size bytes each.
+  // n * element-size bytes each. Elements are taken in blocks at fixed
+  // positions (multiples of kBlock), whatever the sizes of the calls, so
+  // the metrics do not depend on how the data was cut.
   void Add(const char* expected, const char* actual, uint64_t n) {
+    if (pending_ > 0) {
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(n, kBlock - pending_));
+      std::memcpy(pending_e_ + pending_ * eb_, expected, k * eb_);
+      std::memcpy(pending_a_ + pending_ * ab_, actual, k * ab_);
+      pending_ += k;
+      expected += k * eb_;
+      actual += k * ab_;
+      n -= k;
+      if (pending_ < kBlock) return;
+      Blocks(pending_e_, pending_a_, kBlock);
+      pending_ = 0;
+    }
+    const uint64_t whole = n / kBlock * kBlock;
+    Blocks(expected, actual, whole);
+    if (n > whole) {
+      pending_ = static_cast<size_t>(n - whole);
+      std::memcpy(pending_e_, expected + whole * eb_, pending_ * eb_);
+      std::memcpy(pending_a_, actual + whole * ab_, pending_ * ab_);
+    }
+  }
+
+  CompareMetrics Finish() {
+    if (pending_ > 0) {
+      Blocks(pending_e_, pending_a_, pending_);
+      pending_ = 0;
+    }
+    return Metrics();
+  }
+
+ private:
+  enum class Precision : uint8_t { kDouble, kFloat, kHalf };
+
+  void Blocks(const char* expected, const char* actual, uint64_t n) {
     while (n > 0) {
       const size_t k = static_cast<size_t>(std::min<uint64_t>(n, kBlock));
-      ToDoubles(et_, expected, k, ere_, eim_);
-      ToDoubles(at_, actual, k, are_, aim_);
+      bool converted = false;
+      if (fast_ && count_ > 0) {
+        // Blocks of real values, all finite: the vectorized kernel, on the
+        // raw elements when it loads their type itself.
+        internal::KernelType kt = internal::KernelType::kF64;
+        const char* ep = reinterpret_cast<const char*>(ere_);
+        const char* ap = reinterpret_cast<const char*>(are_);
+        if (ktype_) {
+          kt = *ktype_;
+          ep = expected;
+          ap = actual;
+        } else {
+          ToDoubles(et_, expected, k, ere_, eim_);
+          ToDoubles(at_, actual, k, are_, aim_);
+          converted = true;
+        }
+        if (FastBlock(kt, ep, ap, k)) {
+          expected += k * eb_;
+          actual += k * ab_;
+          n -= k;
+          continue;
+        }
+      }
+      if (!converted) {
+        ToDoubles(et_, expected, k, ere_, eim_);
+        ToDoubles(at_, actual, k, are_, aim_);
+      }
       switch (mode_) {
         case CompareMode::kTorch:
           complex_ ? Block<CompareMode::kTorch, true>(k, expected, actual)
@@ -262,7 +337,7 @@ class ElementComparator {
     }
   }
 
-  CompareMetrics Finish() {
+  CompareMetrics Metrics() {
     m_.elements = index_;
     if (count_ > 0) {
       m_.max_abs_error = max_abs_;
@@ -278,9 +353,6 @@ class ElementComparator {
     }
     return m_;
   }
-
- private:
-  enum class Precision : uint8_t { kDouble, kFloat, kHalf };
 
   static double Abs(const Complex& z) {
     return z.im == 0 ? std::fabs(z.re) : std::hypot(z.re, z.im);
@@ -324,6 +396,66 @@ class ElementComparator {
 
 
   static constexpr size_t kBlock = 512;
+
+  // A block through the vectorized kernel: `k` elements of `kt` at `ep` and
+  // `ap`. False (nothing recorded) when it holds a non-finite value or
+  // difference. Indices (greatest differences, first mismatches) are then
+  // found by scalar passes over the block, with the kernel's own rule.
+  bool FastBlock(internal::KernelType kt, const char* ep, const char* ap, size_t k) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    internal::FastRealParams p = fp_;
+    p.rel_threshold = max_rel_ == kInf ? kInf : max_rel_ * (1 - 1e-12);
+    const internal::FastRealResult r = internal::FastRealBlock(kt, ep, ap, k, p);
+    if (!r.finite) return false;
+    const size_t w = internal::KernelTypeBytes(kt);
+    auto e_at = [&](size_t i) { return internal::KernelValue(kt, ep + i * w); };
+    auto a_at = [&](size_t i) { return internal::KernelValue(kt, ap + i * w); };
+    if (r.max_abs > max_abs_) {
+      for (size_t i = 0; i < k; ++i) {
+        if (std::fabs(a_at(i) - e_at(i)) == r.max_abs) {
+          max_abs_ = r.max_abs;
+          m_.max_abs_error_index = index_ + i;
+          break;
+        }
+      }
+    }
+    if (r.rel_candidates > 0 && max_rel_ != kInf) {
+      double thr = p.rel_threshold;
+      for (size_t i = 0; i < k; ++i) {
+        const double e = e_at(i);
+        const double d = std::fabs(a_at(i) - e), ae = std::fabs(e);
+        if (!(d > thr * ae)) continue;
+        if (ae == 0) {  // d > 0: infinite, and nothing beats it
+          max_rel_ = kInf;
+          m_.max_rel_error_index = index_ + i;
+          break;
+        }
+        const double rel = d / ae;
+        if (rel > max_rel_) {
+          max_rel_ = rel;
+          m_.max_rel_error_index = index_ + i;
+          thr = max_rel_ * (1 - 1e-12);
+        }
+      }
+    }
+    m_.mismatches += r.mismatches;
+    if (r.mismatches > 0 && m_.first_mismatches.size() < show_) {
+      for (size_t i = 0; i < k && m_.first_mismatches.size() < show_; ++i) {
+        const double e = e_at(i), a = a_at(i);
+        if (!internal::FastCloseFor(fp_, e, a, std::fabs(a - e))) {
+          m_.first_mismatches.push_back({index_ + i, Complex{e, 0}, Complex{a, 0}});
+        }
+      }
+    }
+    count_ += k;
+    index_ += k;
+    abs_sum_.Add(r.abs_sum);
+    sq_sum_.Add(r.sq_sum);
+    dot_.Add(r.dot);
+    e_sq_.Add(r.e_sq);
+    a_sq_.Add(r.a_sq);
+    return true;
+  }
 
   // Element values of a block as doubles (im only for complex types; a
   // real type's im is left untouched and never read).
@@ -464,6 +596,9 @@ class ElementComparator {
   bool complex_ = false;
   bool exact_ints_ = false;
   Precision precision_ = Precision::kDouble;
+  bool fast_ = false;
+  std::optional<internal::KernelType> ktype_;
+  internal::FastRealParams fp_;
 
   uint64_t index_ = 0;
   uint64_t count_ = 0;  // pairs without a NaN
@@ -471,6 +606,8 @@ class ElementComparator {
   internal::CompensatedSum abs_sum_, sq_sum_, dot_, e_sq_, a_sq_;
   CompareMetrics m_;
   double ere_[kBlock], eim_[kBlock], are_[kBlock], aim_[kBlock];
+  size_t pending_ = 0;  // elements of a partial block, in pending_e_ / _a_
+  char pending_e_[kBlock * 16], pending_a_[kBlock * 16];  // 16: C128
 };
 
 // Row-major multi-index of linear `index` in `dims` (empty for a scalar).

@@ -86,6 +86,13 @@ struct TensorStatsEntry {
 absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
                                const std::string& set_name,
                                std::vector<TensorStatsEntry>* out);
+// Stats of every tensor at `path` (any form OpenTensorSet reads), appended
+// to `out`: a snapshot's or unpack directory's inputs ("inputs") then
+// outputs ("outputs"), the other forms' tensors ("tensors"). `options`
+// gives the dtypes and the snapshot form; its `inputs` is ignored. What
+// `decomposed stats` runs for each path.
+absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
+                             std::vector<TensorStatsEntry>* out);
 // True when any entry holds a NaN or an infinity.
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries);
 std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries);

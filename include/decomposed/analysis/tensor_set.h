@@ -13,8 +13,8 @@
 //     names the missing file);
 //   * a file ending in .npy or .pt: one tensor;
 //   * any other file: a decomposed or classic snapshot (detected by the
-//     rule of docs/format.md §7.8), its outputs, or its inputs with
-//     options.inputs.
+//     rule of docs/format.md §7.8, or as options.snapshot_type says), its
+//     outputs, or its inputs with options.inputs.
 // Errors are absl::Status in the library's conventions (status.h): the
 // frame, the byte offset, what was expected and what was found, with the
 // file name.
@@ -44,6 +44,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "decomposed/io/fd.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed {
@@ -61,6 +63,16 @@ struct TensorInfo {
 
 using ChunkFn = std::function<absl::Status(std::string_view)>;
 
+// Where a tensor's elements lie verbatim (logical row-major order, little
+// endian, fixed width): `bytes` bytes at `offset` of the open file `fd`.
+// Reading them with pread gives exactly what Stream() emits, so compare and
+// stats read such tensors themselves, in step, without a decoder thread.
+struct TensorRun {
+  OwnedFd fd;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
 class TensorSet {
  public:
   virtual ~TensorSet() = default;
@@ -77,6 +89,13 @@ class TensorSet {
   // chunks of whole elements. A non-OK status from `emit` stops the walk
   // and is returned.
   virtual absl::Status Stream(size_t i, const ChunkFn& emit) = 0;
+  // Tensor `i` as a verbatim run of a file, when it is one (a row-major
+  // literal in one record, a C-order little-endian .npy, a .pt); nullopt
+  // when it must be decoded (varints, other layouts, byte swaps). Checks
+  // what Describe(i) checks.
+  virtual absl::StatusOr<std::optional<TensorRun>> Run(size_t) {
+    return std::optional<TensorRun>();
+  }
 };
 
 enum class TensorSetKind : uint8_t {
@@ -85,6 +104,9 @@ enum class TensorSetKind : uint8_t {
 
 struct TensorSetOptions {
   bool inputs = false;  // a snapshot's (or unpack directory's) inputs
+  // A snapshot file's form; kAuto detects it (DetectSnapshotType). The
+  // other values read it as that form, as verify and unpack do.
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   // True dtypes for void (|V1, |V2) .npy tensors: by index, or for all.
   std::map<size_t, PrimitiveType> dtypes;
   std::optional<PrimitiveType> dtype;

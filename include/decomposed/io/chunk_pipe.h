@@ -64,7 +64,12 @@ class ChunkPipe {
       size_t tail = (head_ + size_) % buf_.size();
       size_t room = std::min(buf_.size() - size_, buf_.size() - tail);
       size_t k = std::min(room, data.size());
+      // [tail, tail + k) is free and only this (the one) producer touches
+      // it until size_ grows: copy without holding the lock, so that the
+      // consumer's copy runs at the same time.
+      lock.unlock();
       std::memcpy(buf_.data() + tail, data.data(), k);
+      lock.lock();
       size_ += k;
       written_ += k;
       data.remove_prefix(k);
@@ -104,8 +109,12 @@ class ChunkPipe {
       if (reader_closed_) return false;
       if (size_ == 0) return false;  // writer closed
       size_t k = std::min({n, size_, buf_.size() - head_});
-      std::memcpy(dst, buf_.data() + head_, k);
-      head_ = (head_ + k) % buf_.size();
+      // [head_, head_ + k) stays ours until size_ shrinks (one consumer).
+      const size_t head = head_;
+      lock.unlock();
+      std::memcpy(dst, buf_.data() + head, k);
+      lock.lock();
+      head_ = (head + k) % buf_.size();
       size_ -= k;
       dst += k;
       n -= k;

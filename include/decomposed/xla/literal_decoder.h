@@ -27,8 +27,11 @@
 //     twice: the last one wins) by re-walking the records;
 //   * any other layout (a permutation, or column-major for a sink that does
 //     not accept it): gathered in logical order straight from a zero-copy
-//     source, else first collected in a PhysicalStore (in memory up to
-//     `max_in_memory_transpose` bytes, beyond in an unlinked temp file).
+//     source, or in tiles read with pread from a file source (FdSource) when
+//     the data is one run of it; else first collected in a PhysicalStore (in
+//     memory up to `max_in_memory_transpose` bytes, beyond in an unlinked
+//     temp file read back in tiles). Tiles hold at most
+//     `transpose_budget_bytes`, so memory stays bounded at any size.
 //
 // Sources must be RewindableSource (byte_source.h: a ByteSource with Seek()).
 // A literal is one or more byte ranges of the source whose concatenation is
@@ -104,6 +107,9 @@ struct LiteralDecodeOptions {
   // bytes just handed to the sink, per chunk (one buffer, one view, or one
   // kernel copy of at most 64 MiB while this is set).
   std::function<void(uint64_t)> on_payload;
+  // Memory for a transpose read by position (a file source, or a temp
+  // file): the tiles of internal::GatherTiled (transpose.h).
+  uint64_t transpose_budget_bytes = 32 << 20;
 };
 
 namespace internal {
@@ -214,6 +220,29 @@ inline ArrayHeader ArrayHeaderFor(const LiteralPlan& plan,
   return h;
 }
 
+// The byte range of the source that holds a resolved plan's (ResolveArrayPlan)
+// elements verbatim, in logical row-major order, little endian: exactly the
+// bytes DecodeLiteral would write to a sink, so a reader may take them from
+// the source itself. nullopt when the data needs work first: varints, data
+// split over several records, or a layout other than row-major. An empty
+// array gives an empty range.
+inline std::optional<ByteRange> VerbatimRowMajorRun(const LiteralPlan& plan) {
+  if (plan.type == nullptr) return std::nullopt;
+  const DataEncoding enc = plan.type->encoding;
+  if (plan.payload_bytes == 0 && !IsVarintEncoding(enc)) return ByteRange{0, 0};
+  if (plan.order != PhysicalOrder::kRowMajor || IsVarintEncoding(enc)) {
+    return std::nullopt;
+  }
+  const LiteralFieldStats& f = plan.fields[plan.type->proto_field];
+  // EmitData's direct path: one record, or the last of a bytes field.
+  if (enc != DataEncoding::kBytes && !(f.records == 1 && f.len_records == 1)) {
+    return std::nullopt;
+  }
+  const ByteRange& r = enc == DataEncoding::kBytes ? f.last : f.first;
+  if (r.length != plan.payload_bytes) return std::nullopt;  // decode: error
+  return r;
+}
+
 // Decodes the literal made of `ranges` of `src` into `sink`. See the file
 // comment for the rules and errors. `plan_out` / `path_out`, when given,
 // receive the plan and the path taken. On return the source position is
@@ -255,22 +284,44 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
     const size_t eb = plan.type->element_bytes;
     path = LiteralPath::kTranspose;
     bool direct_view = false;
+    // The payload is one run of the source: gathered from it in place.
+    const bool one_run =
+        !IsVarintEncoding(plan.type->encoding) &&
+        (plan.type->encoding == DataEncoding::kBytes ||
+         (f.records == 1 && f.len_records == 1));
+    const ByteRange& run =
+        plan.type->encoding == DataEncoding::kBytes ? f.last : f.first;
     if constexpr (ZeroCopySource<S>) {
-      if (!IsVarintEncoding(plan.type->encoding) &&
-          (plan.type->encoding == DataEncoding::kBytes ||
-           (f.records == 1 && f.len_records == 1))) {
-        const ByteRange& r =
-            plan.type->encoding == DataEncoding::kBytes ? f.last : f.first;
-        if (!src.Seek(r.offset)) {
+      if (one_run) {
+        if (!src.Seek(run.offset)) {
           return FrameError(absl::StatusCode::kFailedPrecondition, frame,
-                            r.offset, "a seekable source", "none");
+                            run.offset, "a seekable source", "none");
         }
         std::optional<std::string_view> v =
-            src.ReadView(static_cast<size_t>(r.length));
-        if (!v) return TruncatedError(frame, r.offset, r.length, 0);
+            src.ReadView(static_cast<size_t>(run.length));
+        if (!v) return TruncatedError(frame, run.offset, run.length, 0);
         direct_view = true;
         absl::Status s =
             internal::Gather(*v, plan.shape, eb, out, buf.get(), cap);
+        if (!s.ok()) return s;
+      }
+    } else if constexpr (internal::FdBackedSource<S>) {
+      // A file: tiles read with pread, in bounded memory (no temp copy).
+      if (one_run && run.length == plan.payload_bytes && src.size() &&
+          run.offset + run.length <= *src.size()) {
+        direct_view = true;
+        const int fd = src.fd();
+        const uint64_t origin = src.backend().origin() + run.offset;
+        absl::Status s = internal::GatherTiled(
+            [&](uint64_t off, char* dst, size_t n) -> absl::Status {
+              absl::Status r = internal::PreadFully(fd, origin + off, dst, n,
+                                                    frame.str());
+              if (absl::IsOutOfRange(r)) {
+                return TruncatedError(frame, run.offset + off, n, 0);
+              }
+              return r;
+            },
+            plan.shape, eb, out, options.transpose_budget_bytes);
         if (!s.ok()) return s;
       }
     }
@@ -286,9 +337,18 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
       absl::Status s = internal::EmitData(src, ranges, plan, frame, store,
                                           buf.get(), cap, &inner);
       if (!s.ok()) return s;
-      absl::StatusOr<std::string_view> v = store.View();
-      if (!v.ok()) return v.status();
-      s = internal::Gather(*v, plan.shape, eb, out, buf.get(), cap);
+      if (store.in_file()) {
+        // Read back in tiles: a mapping would make every page resident.
+        s = internal::GatherTiled(
+            [&](uint64_t off, char* dst, size_t n) {
+              return store.ReadAt(off, dst, n);
+            },
+            plan.shape, eb, out, options.transpose_budget_bytes);
+      } else {
+        absl::StatusOr<std::string_view> v = store.View();
+        if (!v.ok()) return v.status();
+        s = internal::Gather(*v, plan.shape, eb, out, buf.get(), cap);
+      }
       if (!s.ok()) return s;
     }
   }
