@@ -21,7 +21,8 @@ cache warm (every file is read once before the first run):
   decomposed compare E A_colmajor
   NumPy: np.load of both .npy files + np.isclose(a, e, 1.3e-6, 1e-5).all()
 Wall time per command (time.perf_counter around the child) and the child's
-peak RSS (ru_maxrss from wait4). The summary gives medians over the runs and
+peak RSS (ru_maxrss from wait4; the files are generated in a separate
+process so that the children forked here do not inherit a large RSS). The summary gives medians over the runs and
 the ratios compare/cat and stats/cat, each from the same run's baseline,
 then the median of those ratios.
 """
@@ -33,12 +34,8 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(SOURCE, "test"))
-import unpack_interop as enc  # noqa: E402  (the spec's hand encoder)
 
 NUMPY_CHILD = r"""
 import sys, numpy as np
@@ -51,6 +48,9 @@ print(bool(np.isclose(a, e, rtol=1.3e-6, atol=1e-5).all()))
 def write_decomposed(path, arr, m2m):
     """A decomposed file with one F32 output `arr` in layout m2m, streamed:
     the hand encoder writes the frames, NumPy the data."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(SOURCE, "test"))
+    import unpack_interop as enc  # the spec's hand encoder
     phys = arr if m2m == [1, 0] else arr.T  # {0,1}: column-major order
     shp = enc.shape_proto(11, list(arr.shape), m2m, True)
     head = enc.f_len(1, shp) + enc.tag(8, 2) + enc.varint(arr.nbytes)
@@ -63,27 +63,36 @@ def write_decomposed(path, arr, m2m):
             np.ascontiguousarray(phys[r:r + rows]).tofile(f)
 
 
-def make_files(d, mib):
-    n = mib << 18  # F32 elements
-    side = 1 << (n.bit_length() // 2)
-    shape = (n // side, side)
-    rng = np.random.default_rng(20261130)
-    e = rng.standard_normal(shape, dtype=np.float32)
-    a = e + np.float32(1e-7) * e
-    paths = {
+def file_paths(d):
+    return {
         "e": os.path.join(d, "expected.decomposed_hlo_snapshot"),
         "a": os.path.join(d, "actual.decomposed_hlo_snapshot"),
         "at": os.path.join(d, "actual_colmajor.decomposed_hlo_snapshot"),
         "en": os.path.join(d, "expected.npy"),
         "an": os.path.join(d, "actual.npy"),
     }
-    if not all(os.path.exists(p) for p in paths.values()):
-        write_decomposed(paths["e"], e, [1, 0])
-        write_decomposed(paths["a"], a, [1, 0])
-        write_decomposed(paths["at"], a, [0, 1])
-        np.save(paths["en"], e)
-        np.save(paths["an"], a)
-    return paths, shape
+
+
+def shape_for(mib):
+    n = mib << 18  # F32 elements
+    side = 1 << (n.bit_length() // 2)
+    return (n // side, side)
+
+
+def make_files(d, mib):
+    """Run in a child process (--generate): the parent stays small, so the
+    children it forks do not start with its pages in their peak RSS."""
+    import numpy as np
+    shape = shape_for(mib)
+    rng = np.random.default_rng(20261130)
+    e = rng.standard_normal(shape, dtype=np.float32)
+    a = e + np.float32(1e-7) * e
+    paths = file_paths(d)
+    write_decomposed(paths["e"], e, [1, 0])
+    write_decomposed(paths["a"], a, [1, 0])
+    write_decomposed(paths["at"], a, [0, 1])
+    np.save(paths["en"], e)
+    np.save(paths["an"], a)
 
 
 def run(argv, stdout=subprocess.DEVNULL):
@@ -107,10 +116,17 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scratch", default=os.path.join(SOURCE, "build", "compare_bench_data"))
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
+    if a.generate:
+        make_files(a.scratch, a.mib)
+        return
     try:
-        paths, shape = make_files(a.scratch, a.mib)
+        paths, shape = file_paths(a.scratch), shape_for(a.mib)
+        if not all(os.path.exists(p) for p in paths.values()):
+            subprocess.run([sys.executable, __file__, "--generate", "--mib", str(a.mib),
+                            "--scratch", a.scratch], check=True)
         for p in paths.values():  # warm the page cache
             run(["cat", p])
         cmds = [
