@@ -55,10 +55,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--json", st->json, "print JSON");
   app.add_flag("--allow-dtype-mismatch", st->allow_dtype_mismatch,
                "compare tensors of different types in f64");
-  app.add_option("--snapshot-type", st->snapshot_type,
-                 "the form of snapshot files (auto: detected)")
-      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
-      ->capture_default_str();
+  AddSnapshotTypeOption(app, &st->snapshot_type);
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE for all, or "
                  "INDEX=TYPE (bf16, f8e4m3fn, ...)");

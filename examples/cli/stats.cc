@@ -34,10 +34,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--json", st->json, "print JSON");
   app.add_flag("--fail-on-nonfinite", st->fail_on_nonfinite,
                "exit 1 when any tensor holds a NaN or an Inf");
-  app.add_option("--snapshot-type", st->snapshot_type,
-                 "the form of snapshot files (auto: detected)")
-      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
-      ->capture_default_str();
+  AddSnapshotTypeOption(app, &st->snapshot_type);
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE or INDEX=TYPE");
   return [st, &app]() -> int {
