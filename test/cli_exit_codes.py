@@ -138,8 +138,8 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(0, ["inspect", EXAMPLE])
     expect(0, ["inspect", "--json", EXAMPLE])
     usage_errors("inspect", [EXAMPLE], [
-        [EXAMPLE, EXAMPLE],
         ["--json=maybe", EXAMPLE],
+        ["--jobs=-1", EXAMPLE],
     ])
     expect(1, ["inspect", garbage], "inspect")
     expect(1, ["inspect", missing], "inspect")
@@ -153,6 +153,56 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["verify", "--snapshot-type=decomposed", garbage], "verify")
     expect(1, ["verify", EXAMPLE, missing], "verify")
+
+    # --- many files: verify, inspect --json, unpack --each, --jobs ---------------
+    many = os.path.join(tmp, "many")
+    os.makedirs(many)
+    names = []
+    for i in range(5):
+        names.append(os.path.join(many, f"s{i}.dhs"))
+        with open(EXAMPLE, "rb") as f, open(names[-1], "wb") as g:
+            g.write(f.read() if i != 2 else f.read()[:100])  # s2 is cut
+    for jobs in ("1", "3"):
+        r = expect(1, ["verify", "-j", jobs, *names], "verify")
+        lines = r.stdout.splitlines()
+        if [l.split(":")[0] for l in lines] != names or \
+                "ok (decomposed" in lines[2] or \
+                any("ok (decomposed, 2 inputs" not in lines[i]
+                    for i in (0, 1, 3, 4)):
+            failures.append(f"verify -j {jobs}: {r.stdout!r}")
+        r = expect(1, ["inspect", "--json", "--jobs", jobs, *names], "inspect")
+        got = json.loads(r.stdout) if r.stdout else []
+        if [e["file"] for e in got] != names or "error" not in got[2] or \
+                any(len(got[i]["report"]["inputs"]) != 2 for i in (0, 1, 3)):
+            failures.append(f"inspect --json -j {jobs}: {r.stdout[:400]!r}")
+        each = os.path.join(tmp, "each" + jobs)
+        r = expect(1, ["unpack", "--each", each, "-j", jobs, *names], "unpack")
+        want = [f"wrote {each}/s{i}/{n}" for i in (0, 1, 3, 4)
+                for n in ("model.hlo", "value_input0.npy", "value_input1.npy")]
+        if [l.split(" ")[0] + " " + l.split(" ")[1] for l in
+                r.stdout.splitlines()[:-1]] != want or \
+                not r.stdout.endswith("unpacked 12 files from 4 snapshots; "
+                                      "1 failed\n") or \
+                f"s2.dhs" not in r.stderr:
+            failures.append(f"unpack --each -j {jobs}: {r.stdout!r} "
+                            f"{r.stderr!r}")
+    r = expect(0, ["inspect", "--json", names[0], names[1]])
+    expect(0, ["unpack", "--each", os.path.join(tmp, "each_ok"), names[0],
+               names[1]])
+    # Two inputs with one output directory: refused before writing.
+    os.makedirs(os.path.join(many, "sub"))
+    twin = os.path.join(many, "sub", "s0.dhs")
+    with open(EXAMPLE, "rb") as f, open(twin, "wb") as g:
+        g.write(f.read())
+    r = expect(1, ["unpack", "--each", os.path.join(tmp, "clash"), names[0],
+                   twin], "unpack")
+    if "would both be unpacked to" not in r.stderr or \
+            os.path.exists(os.path.join(tmp, "clash")):
+        failures.append(f"unpack --each clash: {r.stderr!r}")
+    expect(2, ["unpack", "--each", os.path.join(tmp, "x"),
+               "--output-prefix", u, EXAMPLE])
+    expect(2, ["unpack", "--each"])
+    expect(2, ["verify", "--jobs", "many", EXAMPLE])
 
     # --- pack ------------------------------------------------------------------------
     out = os.path.join(tmp, "packed.decomposed_hlo_snapshot")

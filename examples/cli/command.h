@@ -69,6 +69,10 @@ void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
 // docs/format.md §7.8). SnapshotTypeFromName parses it.
 void AddSnapshotTypeOption(CLI::App& app, std::string* value);
 
+// Adds -j/--jobs N (files handled at once; 0: one per core), bound to
+// `*jobs` (EffectiveJobs in decomposed/snapshot/each.h reads it).
+void AddJobsOption(CLI::App& app, unsigned* jobs);
+
 // Adds --progress (force the progress line on stderr) and --quiet (no
 // progress line), bound to `*progress` and `*quiet`.
 void AddProgressOptions(CLI::App& app, bool* progress, bool* quiet);

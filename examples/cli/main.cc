@@ -49,6 +49,14 @@ void AddProgressOptions(CLI::App& app, bool* progress, bool* quiet) {
   app.add_flag("--quiet", *quiet, "no progress line")->excludes(on);
 }
 
+void AddJobsOption(CLI::App& app, unsigned* jobs) {
+  app.add_option("-j,--jobs", *jobs,
+                 "files handled at once (0, the default: one per core); "
+                 "results are printed in input order")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
+}
+
 void AddSnapshotTypeOption(CLI::App& app, std::string* value) {
   app.add_option("--snapshot-type", *value,
                  "the input's form (auto: detect it, docs/format.md 7.8)")

@@ -8,12 +8,15 @@
 #ifndef DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
 #define DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace decomposed::cli {
 
@@ -23,6 +26,17 @@ enum class ProgressMode { kAuto, kOn, kOff };
 inline ProgressMode ProgressModeOf(bool progress, bool quiet) {
   return progress ? ProgressMode::kOn
                   : quiet ? ProgressMode::kOff : ProgressMode::kAuto;
+}
+
+// The summed sizes of `paths` (0 for one that cannot be stat'ed): the
+// total a progress line over many files shows.
+inline uint64_t TotalFileBytes(const std::vector<std::string>& paths) {
+  uint64_t total = 0;
+  for (const std::string& p : paths) {
+    struct stat sb;
+    if (::stat(p.c_str(), &sb) == 0) total += sb.st_size;
+  }
+  return total;
 }
 
 class ProgressLine {
@@ -42,7 +56,9 @@ class ProgressLine {
         last_(start_) {}
   ~ProgressLine() { Done(); }
 
+  // Safe to call from several threads (`--jobs`): updates are serialised.
   void Update(uint64_t done) {
+    std::lock_guard<std::mutex> lock(mu_);
     if (!enabled_) return;
     done_ = done;
     auto now = Clock::now();
@@ -53,10 +69,20 @@ class ProgressLine {
   // Draws the final state once (so a forced line shows even for work
   // shorter than one redraw interval) and ends the line.
   void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
     if (enabled_) Draw(done_, Clock::now());
     if (drawn_) std::fputc('\n', stderr);
     drawn_ = false;
     enabled_ = false;
+  }
+
+  // Erases the drawn line, so that a result printed to a terminal's stdout
+  // does not run into it; the next update draws it again.
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!drawn_) return;
+    std::fprintf(stderr, "\r%*s\r", 79, "");
+    drawn_ = false;
   }
 
  private:
@@ -93,6 +119,7 @@ class ProgressLine {
   bool enabled_;
   bool drawn_ = false;
   uint64_t done_ = 0;
+  std::mutex mu_;
   Clock::time_point start_, last_;
 };
 

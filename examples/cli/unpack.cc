@@ -2,17 +2,20 @@
 //                   [--snapshot-type snapshot|decomposed|auto]
 //                   [--dump-snapshot-outputs] [--ml-dtype-sidecar]
 //                   [--lenient-length-byte] SNAPSHOT
+// decomposed unpack --each DIR [-j N] [options] SNAPSHOT...
 // snapshot-unpack's options and behaviour (include/decomposed/snapshot/
 // unpack.h) in this CLI's syntax (two dashes; the LLVM cl::opt syntax is
-// snapshot-unpack's), printing every file it writes.
-#include <sys/stat.h>
-
+// snapshot-unpack's), printing every file it writes. With --each, every
+// SNAPSHOT is unpacked into DIR/<stem>/ (UnpackEach, snapshot/each.h),
+// --jobs at a time, printed in input order; a failed snapshot is reported
+// and the others still run; the exit code is the worst of them.
 #include <iostream>
 #include <memory>
 
 #include "absl/strings/str_format.h"
 #include "command.h"
 #include "progress.h"
+#include "decomposed/snapshot/each.h"
 #include "decomposed/snapshot/unpack.h"
 
 namespace decomposed::cli {
@@ -20,7 +23,9 @@ namespace {
 
 struct State {
   UnpackOptions options;
-  std::string snapshot;
+  std::vector<std::string> snapshots;
+  std::string each;  // --each DIR
+  unsigned jobs = 0;
   // auto, unlike snapshot-unpack (whose drop-in keeps Neuron's "snapshot").
   std::string snapshot_type = "auto";
   bool progress = false, quiet = false;
@@ -29,12 +34,18 @@ struct State {
 Action Setup(CLI::App& app) {
   auto st = std::make_shared<State>();
   UnpackOptions& o = st->options;
-  app.add_option("SNAPSHOT", st->snapshot, "a classic or decomposed snapshot")
+  app.add_option("SNAPSHOT", st->snapshots,
+                 "a classic or decomposed snapshot (several with --each)")
       ->required();
-  app.add_option("--module", o.module, "module file name")
-      ->capture_default_str();
+  CLI::Option* each = app.add_option(
+      "--each", st->each,
+      "unpack every SNAPSHOT into DIR/<its name without extension>/");
   app.add_option("--output-prefix", o.output_prefix,
                  "joined to each file name as is (out/ writes out/model.hlo)")
+      ->capture_default_str()
+      ->excludes(each);
+  AddJobsOption(app, &st->jobs);
+  app.add_option("--module", o.module, "module file name")
       ->capture_default_str();
   AddSnapshotTypeOption(app, &st->snapshot_type);
   AddProgressOptions(app, &st->progress, &st->quiet);
@@ -49,9 +60,11 @@ Action Setup(CLI::App& app) {
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
     st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
-    size_t n = 0;
-    st->options.on_file = [&n](const UnpackedFile& f) {
-      ++n;
+    if (st->each.empty() && st->snapshots.size() != 1) {
+      throw CLI::ValidationError(
+          "SNAPSHOT", "one snapshot, or several with --each DIR");
+    }
+    auto print = [](const UnpackedFile& f) {
       if (f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta) {
         std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
       } else {
@@ -61,17 +74,44 @@ Action Setup(CLI::App& app) {
                                      f.bytes);
       }
     };
-    st->options.on_warning = [&app](const absl::Status& w) {
+    auto warn = [&app](const absl::Status& w) {
       std::cerr << CommandName(app) << ": warning: " << w.message() << "\n";
     };
-    struct stat sb;
-    ProgressLine progress(
-        "unpack", ::stat(st->snapshot.c_str(), &sb) == 0 ? sb.st_size : 0,
-        ProgressModeOf(st->progress, st->quiet));
+    ProgressLine progress("unpack", TotalFileBytes(st->snapshots),
+                          ProgressModeOf(st->progress, st->quiet));
     st->options.progress = [&progress](uint64_t done) {
       progress.Update(done);
     };
-    absl::Status s = Unpack(st->snapshot, st->options);
+    if (!st->each.empty()) {
+      size_t files = 0, failed = 0;
+      absl::Status s = UnpackEach(
+          st->snapshots, st->each, st->options, st->jobs,
+          [&](size_t, UnpackEachResult& r) {
+            progress.Clear();
+            for (const UnpackedFile& f : r.files) print(f);
+            std::cout.flush();
+            for (const absl::Status& w : r.warnings) warn(w);
+            files += r.files.size();
+            if (!r.status.ok()) {
+              ++failed;
+              Fail(app, r.status);
+            }
+          });
+      progress.Done();
+      if (!s.ok()) return Fail(app, s);
+      std::cout << "unpacked " << Counted(files, "file") << " from "
+                << Counted(st->snapshots.size() - failed, "snapshot");
+      if (failed) std::cout << "; " << failed << " failed";
+      std::cout << "\n";
+      return failed ? kExitFailure : kExitOk;
+    }
+    size_t n = 0;
+    st->options.on_file = [&](const UnpackedFile& f) {
+      ++n;
+      print(f);
+    };
+    st->options.on_warning = warn;
+    absl::Status s = Unpack(st->snapshots[0], st->options);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
     std::cout << "unpacked " << Counted(n, "file") << "\n";

@@ -1,15 +1,16 @@
 // decomposed verify FILE... [--json] [--snapshot-type auto|decomposed|snapshot]
-//                           [--lenient-length-byte] [--strict]
+//                           [--lenient-length-byte] [--strict] [-j N]
 // Exit 0 only when every file is valid; 1 when any is not. Warnings
 // (docs/format.md §7.2) are printed as "<file>: warning: ..." and do not
-// fail the run unless --strict makes them problems.
-#include <sys/stat.h>
-
+// fail the run unless --strict makes them problems. Files are checked
+// --jobs at a time (VerifyFiles, snapshot/each.h) and reported in input
+// order; the exit code is the worst of them.
 #include <iostream>
 #include <memory>
 
 #include "command.h"
 #include "progress.h"
+#include "decomposed/snapshot/each.h"
 #include "decomposed/snapshot/verify.h"
 
 namespace decomposed::cli {
@@ -21,6 +22,7 @@ struct State {
   VerifyOptions options;
   std::string snapshot_type = "auto";
   bool progress = false, quiet = false;
+  unsigned jobs = 0;
 };
 
 Action Setup(CLI::App& app) {
@@ -37,45 +39,48 @@ Action Setup(CLI::App& app) {
                "read an array literal with no layout as major-to-minor");
   app.add_flag("--lenient-length-byte", st->options.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  AddJobsOption(app, &st->jobs);
   return [st] {
     st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     bool all_valid = true;
     nlohmann::ordered_json json = nlohmann::ordered_json::array();
-    for (const std::string& path : st->files) {
-      struct stat sb;
-      ProgressLine progress(
-          "verify", ::stat(path.c_str(), &sb) == 0 ? sb.st_size : 0,
-          ProgressModeOf(st->progress, st->quiet));
-      st->options.progress = [&progress](uint64_t done) {
-        progress.Update(done);
-      };
-      absl::StatusOr<VerifyReport> r = VerifyFile(path, st->options);
-      progress.Done();
-      if (!r.ok()) {
-        VerifyReport failed;
-        failed.path = path;
-        failed.problems.push_back(ProblemFromStatus(r.status()));
-        r = failed;
-      }
-      all_valid = all_valid && r->valid();
-      if (st->json) {
-        json.push_back(VerifyReportJson(*r));
-        continue;
-      }
-      for (const VerifyProblem& p : r->problems) {
-        std::cout << path << ": " << p.message << "\n";
-      }
-      for (const VerifyProblem& p : r->warnings) {
-        std::cout << path << ": warning: " << p.message << "\n";
-      }
-      if (r->valid()) {
-        std::cout << path << ": ok (" << SnapshotTypeName(*r->type) << ", "
-                  << Counted(r->inputs, "input") << ", "
-                  << (r->outputs ? Counted(*r->outputs, "output")
-                                 : std::string("no outputs block"))
-                  << ")\n";
-      }
-    }
+    ProgressLine progress("verify", TotalFileBytes(st->files),
+                          ProgressModeOf(st->progress, st->quiet));
+    st->options.progress = [&progress](uint64_t done) {
+      progress.Update(done);
+    };
+    VerifyFiles(
+        st->files, st->options, st->jobs,
+        [&](size_t i, absl::StatusOr<VerifyReport>& r) {
+          const std::string& path = st->files[i];
+          if (!r.ok()) {
+            VerifyReport failed;
+            failed.path = path;
+            failed.problems.push_back(ProblemFromStatus(r.status()));
+            r = failed;
+          }
+          all_valid = all_valid && r->valid();
+          if (st->json) {
+            json.push_back(VerifyReportJson(*r));
+            return;
+          }
+          progress.Clear();
+          for (const VerifyProblem& p : r->problems) {
+            std::cout << path << ": " << p.message << "\n";
+          }
+          for (const VerifyProblem& p : r->warnings) {
+            std::cout << path << ": warning: " << p.message << "\n";
+          }
+          if (r->valid()) {
+            std::cout << path << ": ok (" << SnapshotTypeName(*r->type)
+                      << ", " << Counted(r->inputs, "input") << ", "
+                      << (r->outputs ? Counted(*r->outputs, "output")
+                                     : std::string("no outputs block"))
+                      << ")\n";
+          }
+          std::cout.flush();
+        });
+    progress.Done();
     if (st->json) std::cout << DumpJson(json) << "\n";
     return all_valid ? kExitOk : kExitFailure;
   };

@@ -209,6 +209,14 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
   return r;
 }
 
+nlohmann::ordered_json ProblemJson(const VerifyProblem& p) {
+  return {{"frame", p.frame},
+          {"offset", p.offset ? nlohmann::ordered_json(*p.offset)
+                              : nlohmann::ordered_json(nullptr)},
+          {"code", absl::StatusCodeToString(p.code)},
+          {"message", p.message}};
+}
+
 nlohmann::ordered_json VerifyReportJson(const VerifyReport& r) {
   nlohmann::ordered_json j;
   j["file"] = r.path;
@@ -222,12 +230,7 @@ nlohmann::ordered_json VerifyReportJson(const VerifyReport& r) {
        {std::pair{"problems", &r.problems}, std::pair{"warnings", &r.warnings}}) {
     j[key] = nlohmann::ordered_json::array();
     for (const VerifyProblem& p : *list) {
-      j[key].push_back(
-          {{"frame", p.frame},
-           {"offset", p.offset ? nlohmann::ordered_json(*p.offset)
-                               : nlohmann::ordered_json(nullptr)},
-           {"code", absl::StatusCodeToString(p.code)},
-           {"message", p.message}});
+      j[key].push_back(ProblemJson(p));
     }
   }
   return j;

@@ -94,6 +94,11 @@ nlohmann::ordered_json VerifyReportJson(const VerifyReport& report);
 // offset = the number after "at byte ").
 VerifyProblem ProblemFromStatus(const absl::Status& s);
 
+// {"frame", "offset" (null when unknown), "code", "message"}: one entry of
+// VerifyReportJson's "problems" and "warnings", and the "error" of a file
+// that `inspect --json FILE...` could not read.
+nlohmann::ordered_json ProblemJson(const VerifyProblem& p);
+
 }  // namespace decomposed
 
 #endif  // DECOMPOSED_SNAPSHOT_VERIFY_H_
