@@ -7,6 +7,7 @@ import gc
 import os
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -298,6 +299,67 @@ def test_threads_read_one_file(tmp_path):
         t.join()
     f.close()
     assert not errors
+
+
+def _longest_stall(call):
+    """Runs call() on a thread while this thread keeps stamping the clock;
+    returns (the longest time this thread could not run during the call,
+    the call's duration). With the GIL held for the whole call, the stall
+    is about the whole call; with it released, a few switch intervals."""
+    window = {}
+
+    def target():
+        window["start"] = time.perf_counter()
+        call()
+        window["end"] = time.perf_counter()
+
+    t = threading.Thread(target=target)
+    stamps = []
+    t.start()
+    while t.is_alive():
+        stamps.append(time.perf_counter())
+    t.join()
+    start, end = window["start"], window["end"]
+    points = [start] + [x for x in stamps if start < x < end] + [end]
+    stall = max(b - a for a, b in zip(points, points[1:]))
+    return stall, end - start
+
+
+def test_stall_probe_sees_a_held_gil():
+    # The probe itself must be able to fail: bytes() of a big buffer copies
+    # under the GIL.
+    big = bytearray(256 << 20)
+    stall, secs = _longest_stall(lambda: bytes(big))
+    assert stall > 0.5 * secs, (stall, secs)
+
+
+def col_major_f32(arr):
+    """A canonical F32 LiteralProto in layout {0,1} (docs/format.md §9):
+    shape (field 1), then f32s (field 8) in physical order, dimension 0
+    fastest: the bytes of arr.T in C order."""
+    shp = ui.shape_proto(11, list(arr.shape), [0, 1], True)
+    return f_len(1, shp) + f_len(8, arr.T.tobytes())
+
+
+def test_col_major_f32_matches_the_generator():
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert col_major_f32(arr) == ui.literal("F32", arr, [0, 1], "canonical")
+
+
+def test_gil_is_released_while_decoding(tmp_path):
+    # A 64 MiB F32 literal in column-major layout: .numpy() must gather it
+    # into a decoded copy. While it runs in C++, another Python thread must
+    # keep running.
+    arr = np.arange(4096 * 4096, dtype=np.float32).reshape(4096, 4096)
+    path = write_file(str(tmp_path / "big.dhs"),
+                      ui.decomposed_file([col_major_f32(arr)], [], True))
+    with decomposed.open(path) as f:
+        lit = f.inputs[0]
+        got = {}
+        stall, secs = _longest_stall(
+            lambda: got.setdefault("a", lit.numpy()))
+        assert np.array_equal(got["a"], arr)
+        assert stall < 0.5 * secs, (stall, secs)
 
 
 def corpus_cases():
