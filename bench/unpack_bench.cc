@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -37,6 +38,7 @@
 #include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/unpack.h"
+#include "progress.h"  // examples/cli: the progress line whose cost is measured
 
 namespace {
 
@@ -143,6 +145,51 @@ void BM_Unpack(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(PayloadBytes()));
   state.counters["peak_rss_MiB"] = PeakRssMiB(RUSAGE_SELF);
+}
+
+// The CLI's progress line must cost nothing measurable: unpack of the F32
+// file with the default copy method, the line off and on (ProgressLine of
+// examples/cli/progress.h, forced on and drawn to stderr), alternating in
+// one process, in turn first (the order flips each iteration) and into
+// fresh output names (each run's files are removed before the next).
+// ratio_on_vs_off is the summed time on / off.
+void BM_UnpackProgress(benchmark::State& state) {
+  std::string in = InputFor(kF32);
+  decomposed::UnpackOptions o;
+  o.snapshot_type = decomposed::SnapshotType::kDecomposed;
+  o.output_prefix = BenchDir() + "/out_";
+  struct stat sb;
+  const uint64_t total = ::stat(in.c_str(), &sb) == 0 ? sb.st_size : 0;
+  double on_s = 0, off_s = 0;
+  bool on_first = false;
+  for (auto _ : state) {
+    on_first = !on_first;
+    for (bool on : {on_first, !on_first}) {
+      std::remove((o.output_prefix + "model.hlo").c_str());
+      std::remove((o.output_prefix + "value_input0.npy").c_str());
+      ::sync();
+      decomposed::UnpackOptions run = o;
+      decomposed::cli::ProgressLine line(
+          "unpack", total,
+          on ? decomposed::cli::ProgressMode::kOn
+             : decomposed::cli::ProgressMode::kOff);
+      if (on) run.progress = [&line](uint64_t d) { line.Update(d); };
+      auto t0 = std::chrono::steady_clock::now();
+      absl::Status s = decomposed::Unpack(in, run);
+      double t = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - t0).count();
+      line.Done();
+      if (!s.ok()) {
+        state.SkipWithError(std::string(s.message()).c_str());
+        return;
+      }
+      (on ? on_s : off_s) += t;
+    }
+    state.SetIterationTime(on_s + off_s);
+  }
+  state.counters["on_s"] = on_s / static_cast<double>(state.iterations());
+  state.counters["off_s"] = off_s / static_cast<double>(state.iterations());
+  state.counters["ratio_on_vs_off"] = off_s > 0 ? on_s / off_s : 0;
 }
 
 void BM_Cp(benchmark::State& state) {
@@ -262,6 +309,8 @@ BENCHMARK(BM_Unpack)
     ->Args({kS32, 0})
     ->Iterations(3)
     ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_UnpackProgress)->Iterations(6)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Cp)->ArgName("type")->Arg(kF32)->Arg(kBF16)->Arg(kS32)
     ->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
