@@ -18,7 +18,7 @@ for r in $(seq "$ROUNDS"); do
       "$bin/framing_bench" --benchmark_min_time=0.5 --benchmark_format=csv \
         2>/dev/null > "$OUT/framing_${side}_${r}_$i.csv"
     done
-    "$bin/unpack_bench" --benchmark_filter='BM_Unpack/|BM_Cp' \
+    "$bin/unpack_bench" --benchmark_filter='BM_Unpack/type:./kernel:.(/buf_mib:1)?/iter|BM_Cp' \
       --benchmark_format=csv 2>/dev/null > "$OUT/unpack_${side}_$r.csv"
     "$bin/pack_bench" --benchmark_filter=BM_PackVsCp \
       --benchmark_format=csv 2>/dev/null > "$OUT/pack_${side}_$r.csv"
@@ -28,7 +28,9 @@ python3 - "$OUT" <<'PY'
 import csv, glob, statistics, sys
 out = sys.argv[1]
 def rows(f):
-    return {r["name"].split("/iter")[0]: r for r in csv.DictReader(open(f))}
+    # buf_mib:1 is the default buffer, the only one older benches had.
+    return {r["name"].split("/iter")[0].replace("/buf_mib:1", ""): r
+            for r in csv.DictReader(open(f))}
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 print(f"{'figure':48} {'before':>10} {'after':>10}")
@@ -52,7 +54,7 @@ print(f"{'box decode vs reference (x)':48} {ratio['before']:10.1f} {ratio['after
 for kind in ("unpack", "pack"):
     rs = {s: [rows(f) for f in sorted(glob.glob(f"{out}/{kind}_{s}_*.csv"))]
           for s in ("before", "after")}
-    for n in rs["after"][0]:
+    for n in [n for n in rs["after"][0] if n in rs["before"][0]]:
         col = "ratio_vs_cp" if kind == "pack" else "real_time"
         unit = "x cp" if kind == "pack" else "ms"
         vals = {s: med([float(r[n][col]) for r in rs[s] if n in r]) for s in rs}

@@ -48,8 +48,8 @@ print("%-5s %10s %10s %10s %10s %12s %10s %14s %14s %10s" % (
     "type", "unpack ms", "kernel ms", "cp ms", "ref ms", "unpack/cp", "ref/unpack",
     "out GB/s wall", "out GB/s cpu", "RSS MiB u/ref/cp"))
 for i, n in enumerate(names):
-    u = b["BM_Unpack/type:%d/kernel:0" % i]
-    k = b.get("BM_Unpack/type:%d/kernel:1" % i)
+    u = b["BM_Unpack/type:%d/kernel:0/buf_mib:1" % i]
+    k = b.get("BM_Unpack/type:%d/kernel:1/buf_mib:1" % i)
     c = b["BM_Cp/type:%d" % i]
     r = b["BM_Reference/type:%d" % i]
     out = int(sys.argv[3]) << 20
