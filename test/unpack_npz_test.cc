@@ -10,6 +10,7 @@
 #include "decomposed/capture/zip_reader.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/npy/npz_writer.h"
+#include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/unpack.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -252,6 +253,80 @@ TEST_F(UnpackNpzTest, ManifestAsAnNpzEntry) {
               entries[name])
         << name;
   }
+}
+
+// --- hand encoders (protobuf wire format, from docs/format.md) -------------------
+
+std::string Varint(uint64_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  s.push_back(static_cast<char>(v));
+  return s;
+}
+std::string Len(uint32_t field, const std::string& payload) {
+  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
+}
+std::string VarintField(uint32_t field, uint64_t v) {
+  return Varint(field << 3) + Varint(v);
+}
+// ShapeProto F32[n]{0}.
+std::string F32Shape(size_t n) {
+  return VarintField(2, 11) + Len(3, Varint(n)) + Len(5, Len(1, Varint(0)));
+}
+std::string F32Literal(const std::vector<float>& v) {
+  std::string data(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  return Len(1, F32Shape(v.size())) + Len(8, data);
+}
+
+// A classic snapshot of a program whose one parameter "t" is a tuple
+// (F32[2], F32[3]), with one tuple argument: its elements are the inputs
+// (classic.h), elements 0 and 1 of parameter "t".
+TEST_F(UnpackNpzTest, ATupleParameterNamesItsElements) {
+  const std::string tuple_shape =
+      VarintField(2, 13) + Len(4, F32Shape(2)) + Len(4, F32Shape(3));
+  const std::string program = Len(1, tuple_shape) + Len(3, "t");
+  const std::string module = Len(1, "m") + Len(4, program);
+  const std::string argument = Len(1, tuple_shape) +
+                               Len(10, F32Literal({1, 2})) +
+                               Len(10, F32Literal({3, 4, 5}));
+  const std::string snapshot = Len(1, Len(1, module)) + Len(2, argument);
+  std::string path = dir_ + "/t.pb";
+  std::ofstream(path, std::ios::binary) << snapshot;
+  UnpackOptions o = Options("t");
+  o.snapshot_type = SnapshotType::kClassic;
+  o.dump_snapshot_outputs = false;
+  o.manifest = true;
+  absl::Status s = Unpack(path, o);
+  ASSERT_TRUE(s.ok()) << s;
+  nlohmann::json m =
+      nlohmann::json::parse(ReadFile(o.output_prefix + "manifest.json"));
+  ASSERT_EQ(m["files"].size(), 3u);
+  EXPECT_EQ(m["files"][1]["parameter"], "t");
+  EXPECT_EQ(m["files"][1]["tuple_index"], 0);
+  EXPECT_EQ(m["files"][2]["parameter"], "t");
+  EXPECT_EQ(m["files"][2]["tuple_index"], 1);
+  EXPECT_EQ(m["files"][2]["shape"], nlohmann::json({3}));
+  // inspect --json names them the same way.
+  absl::StatusOr<InspectReport> r = InspectFile(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  nlohmann::ordered_json j = InspectReportJson(*r);
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][1]["parameter"], "t");
+  EXPECT_EQ(j["inputs"][1]["tuple_index"], 1);
+}
+
+TEST(InspectParameterTest, InspectJsonNamesTheInputsLikeTheManifest) {
+  absl::StatusOr<InspectReport> r = InspectFile(kExample);
+  ASSERT_TRUE(r.ok()) << r.status();
+  nlohmann::ordered_json j = InspectReportJson(*r);
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][0]["parameter"], "x");
+  EXPECT_EQ(j["inputs"][1]["parameter"], "y");
+  EXPECT_TRUE(j["inputs"][1]["tuple_index"].is_null());
+  EXPECT_FALSE(j["outputs"][0].contains("parameter"));
 }
 
 TEST(InputParameterTest, TheRule) {
