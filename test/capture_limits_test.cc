@@ -12,7 +12,7 @@
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/pt_reader.h"
 #include "decomposed/capture/regular_file.h"
-#include "decomposed/capture/stored_zip.h"
+#include "decomposed/npy/stored_zip.h"
 #include "decomposed/capture/unpickler.h"
 #include "decomposed/capture/zip_reader.h"
 #include "decomposed/io/byte_sink.h"

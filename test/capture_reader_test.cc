@@ -10,7 +10,7 @@
 
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/bundle_writer.h"
-#include "decomposed/capture/stored_zip.h"
+#include "decomposed/npy/stored_zip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

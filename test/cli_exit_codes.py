@@ -202,6 +202,13 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(2, ["unpack", "--each", os.path.join(tmp, "x"),
                "--output-prefix", u, EXAMPLE])
     expect(2, ["unpack", "--each"])
+    expect(2, ["unpack", "--each", os.path.join(tmp, "x"), "--to", "npz",
+               os.path.join(tmp, "x.npz"), EXAMPLE])
+    r = expect(0, ["unpack", "--each", os.path.join(tmp, "each_m"),
+                   "--manifest", names[0], names[1]])
+    if not all(os.path.exists(os.path.join(tmp, "each_m", f"s{i}",
+                                           "manifest.json")) for i in (0, 1)):
+        failures.append(f"unpack --each --manifest: {r.stdout!r}")
     expect(2, ["verify", "--jobs", "many", EXAMPLE])
 
     # --- pack ------------------------------------------------------------------------

@@ -5,8 +5,11 @@ byte-identical to a reference run's, that everything else is an
 AtomicFileSink temp file (`.<name>.tmp.XXXXXX`), and that a next run in the
 same directory succeeds with the leftovers present.
 
-  crash_safety.py --cli build/bin/decomposed --command unpack|pack
+  crash_safety.py --cli build/bin/decomposed --command unpack|unpack-npz|pack
                   [--mib 64] [--work DIR]
+
+unpack-npz is `unpack --to npz out.npz`: its one output is the archive, so
+a killed run leaves no out.npz at all, only a temp file.
 
 Kill points: fractions of a reference run's wall time (5% .. 95%), so the
 kills land inside the writes whatever the machine's speed; at least one
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 TEMP = re.compile(r"^\..+\.tmp\.[A-Za-z0-9]{6}$")
 FRACTIONS = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95]
@@ -110,7 +114,7 @@ def check_dir(d, ref, finals):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
-    ap.add_argument("--command", required=True, choices=["unpack", "pack"])
+    ap.add_argument("--command", required=True, choices=["unpack", "unpack-npz", "pack"])
     ap.add_argument("--mib", type=int, default=64)
     ap.add_argument("--work")
     a = ap.parse_args()
@@ -128,7 +132,7 @@ def scenario(cli, command, nbytes, work):
     datas = [payload(i, nbytes) for i in range(3)]
     src = os.path.join(work, "src")
     os.makedirs(src)
-    if command == "unpack":
+    if command.startswith("unpack"):
         f = os.path.join(src, "big.decomposed_hlo_snapshot")
         with open(f, "wb") as out:
             out.write(box(len(SNAPSHOT)) + SNAPSHOT)
@@ -145,6 +149,12 @@ def scenario(cli, command, nbytes, work):
                     "--dump-snapshot-outputs", f"--output-prefix={d}/", f]
         finals = {"model.hlo", "value_input0.npy", "value_input1.npy",
                   "snapshot_output0.npy"}
+        if command == "unpack-npz":
+            def argv(d):
+                return [cli, "unpack", "--snapshot-type=decomposed",
+                        "--dump-snapshot-outputs", "--to", "npz",
+                        os.path.join(d, "out.npz"), f]
+            finals = {"out.npz"}
     else:
         with open(os.path.join(src, "m.hlo"), "wb") as out:
             out.write(MODULE)
@@ -173,19 +183,29 @@ def scenario(cli, command, nbytes, work):
         print(f"crash_safety: reference run wrote {sorted(os.listdir(ref))},"
               f" expected {sorted(finals)}")
         return 1
-    if command == "unpack":
+    if command.startswith("unpack"):
+        npz = None
+        if command == "unpack-npz":
+            npz = zipfile.ZipFile(os.path.join(ref, "out.npz"))
+            if npz.testzip() is not None:
+                print("crash_safety: reference out.npz has a bad CRC")
+                return 1
+
+        def read(name):
+            if npz:
+                return npz.read(name)
+            with open(os.path.join(ref, name), "rb") as fh:
+                return fh.read()
         for name, d in [("value_input0.npy", datas[0]),
                         ("value_input1.npy", datas[1]),
                         ("snapshot_output0.npy", datas[2])]:
-            with open(os.path.join(ref, name), "rb") as fh:
-                body = fh.read()
+            body = read(name)
             if not body.endswith(d) or not body.startswith(b"\x93NUMPY"):
                 print(f"crash_safety: reference {name} does not hold the data")
                 return 1
-        with open(os.path.join(ref, "model.hlo"), "rb") as fh:
-            if fh.read() != MODULE:
-                print("crash_safety: reference model.hlo differs from the module")
-                return 1
+        if read("model.hlo") != MODULE:
+            print("crash_safety: reference model.hlo differs from the module")
+            return 1
     else:
         rc, err = run([cli, "inspect", os.path.join(
             ref, "out.decomposed_hlo_snapshot")], ref)

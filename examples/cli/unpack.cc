@@ -1,17 +1,24 @@
 // decomposed unpack [--module F] [--output-prefix P]
 //                   [--snapshot-type snapshot|decomposed|auto]
 //                   [--dump-snapshot-outputs] [--ml-dtype-sidecar]
-//                   [--lenient-length-byte] SNAPSHOT
+//                   [--lenient-length-byte] [--to npz OUT.npz]
+//                   [--manifest] SNAPSHOT
 // decomposed unpack --each DIR [-j N] [options] SNAPSHOT...
 // snapshot-unpack's options and behaviour (include/decomposed/snapshot/
 // unpack.h) in this CLI's syntax (two dashes; the LLVM cl::opt syntax is
-// snapshot-unpack's), printing every file it writes. With --each, every
-// SNAPSHOT is unpacked into DIR/<stem>/ (UnpackEach, snapshot/each.h),
-// --jobs at a time, printed in input order; a failed snapshot is reported
-// and the others still run; the exit code is the worst of them.
+// snapshot-unpack's), printing every file it writes. `--to npz OUT.npz`
+// writes one .npz instead (UnpackFormat::kNpz); `--manifest` also writes
+// manifest.json (UnpackOptions::manifest). With --each, every SNAPSHOT is
+// unpacked into DIR/<stem>/ (UnpackEach, snapshot/each.h), --jobs at a
+// time, printed in input order; a failed snapshot is reported and the
+// others still run; the exit code is the worst of them. --each excludes
+// --output-prefix and --to.
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "command.h"
 #include "progress.h"
@@ -29,6 +36,8 @@ struct State {
   // auto, unlike snapshot-unpack (whose drop-in keeps Neuron's "snapshot").
   std::string snapshot_type = "auto";
   bool progress = false, quiet = false;
+  // --to FORMAT OUT: {"npz", "OUT.npz"}.
+  std::vector<std::string> to;
 };
 
 Action Setup(CLI::App& app) {
@@ -58,20 +67,50 @@ Action Setup(CLI::App& app) {
                "(AWS's reader; XLA refuses it)");
   app.add_flag("--lenient-length-byte", o.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
+  app.add_option("--to", st->to,
+                 "npz OUT.npz: write one stored .npz (entries model.hlo, "
+                 "value_input<i>.npy, snapshot_output<j>.npy) instead of "
+                 "one file each")
+      ->expected(2)
+      ->type_name("npz OUT.npz")
+      ->excludes(each);
+  app.add_flag("--manifest", o.manifest,
+               "also write manifest.json: each file's parameter name, dtype, "
+               "shape, layout, source offset and length (an npz entry with "
+               "--to npz)");
   return [st, &app] {
     st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     if (st->each.empty() && st->snapshots.size() != 1) {
       throw CLI::ValidationError(
           "SNAPSHOT", "one snapshot, or several with --each DIR");
     }
+    if (!st->to.empty()) {
+      if (st->to[0] != "npz") {
+        throw CLI::ValidationError(
+            "--to", absl::StrCat("unknown format '", st->to[0],
+                                 "' (npz is the one format)"));
+      }
+      if (app.count("--output-prefix") > 0) {
+        throw CLI::ValidationError(
+            "--to", "npz writes one file: --output-prefix does not apply");
+      }
+      st->options.output_format = UnpackFormat::kNpz;
+      st->options.npz_path = st->to[1];
+    }
     auto print = [](const UnpackedFile& f) {
-      if (f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta) {
+      if (f.kind == UnpackedKind::kArchive) {
         std::cout << absl::StrFormat("wrote %s (%d bytes)\n", f.path, f.bytes);
-      } else {
-        std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", f.path,
+        return;
+      }
+      const std::string name =
+          f.entry.empty() ? f.path : absl::StrCat(f.path, ":", f.entry);
+      if (f.kind == UnpackedKind::kInput || f.kind == UnpackedKind::kOutput) {
+        std::cout << absl::StrFormat("wrote %s %s %s%s (%d bytes)\n", name,
                                      f.shape, f.descr,
                                      f.fortran_order ? " fortran_order" : "",
                                      f.bytes);
+      } else {
+        std::cout << absl::StrFormat("wrote %s (%d bytes)\n", name, f.bytes);
       }
     };
     auto warn = [&app](const absl::Status& w) {
@@ -88,10 +127,12 @@ Action Setup(CLI::App& app) {
           st->snapshots, st->each, st->options, st->jobs,
           [&](size_t, UnpackEachResult& r) {
             progress.Clear();
-            for (const UnpackedFile& f : r.files) print(f);
+            for (const UnpackedFile& f : r.files) {
+              print(f);
+              if (f.kind != UnpackedKind::kArchive) ++files;
+            }
             std::cout.flush();
             for (const absl::Status& w : r.warnings) warn(w);
-            files += r.files.size();
             if (!r.status.ok()) {
               ++failed;
               Fail(app, r.status);
@@ -107,14 +148,19 @@ Action Setup(CLI::App& app) {
     }
     size_t n = 0;
     st->options.on_file = [&](const UnpackedFile& f) {
-      ++n;
+      if (f.kind != UnpackedKind::kArchive) ++n;
       print(f);
     };
     st->options.on_warning = warn;
     absl::Status s = Unpack(st->snapshots[0], st->options);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
-    std::cout << "unpacked " << Counted(n, "file") << "\n";
+    if (st->options.output_format == UnpackFormat::kNpz) {
+      std::cout << "unpacked " << Counted(n, "file") << " into "
+                << st->options.npz_path << "\n";
+    } else {
+      std::cout << "unpacked " << Counted(n, "file") << "\n";
+    }
     return kExitOk;
   };
 }

@@ -88,6 +88,20 @@ absl::Status ParseSnapshot(std::string_view bytes, const Frame& frame,
 
 }  // namespace
 
+std::optional<InputParameter> InputParameterOf(
+    std::span<const std::string> parameter_names, bool single_tuple_parameter,
+    int64_t input_index) {
+  if (input_index < 0) return std::nullopt;
+  if (single_tuple_parameter) {
+    if (parameter_names.empty()) return std::nullopt;
+    return InputParameter{parameter_names[0], input_index};
+  }
+  if (static_cast<uint64_t>(input_index) >= parameter_names.size()) {
+    return std::nullopt;
+  }
+  return InputParameter{parameter_names[static_cast<size_t>(input_index)], -1};
+}
+
 namespace internal {
 
 bool SingleTupleParameter(const xla::ProgramShapeProto& ps) {

@@ -104,6 +104,8 @@ std::optional<InspectedModule> ModuleInfo(const std::string& snapshot) {
   for (const auto& n : mod.host_program_shape().parameter_names()) {
     m.parameter_names.push_back(n);
   }
+  m.single_tuple_parameter =
+      internal::SingleTupleParameter(mod.host_program_shape());
   if (mod.host_program_shape().has_result()) {
     m.result = ShapeString(mod.host_program_shape().result());
   }
@@ -259,7 +261,21 @@ nlohmann::ordered_json InspectReportJson(const InspectReport& r) {
     j["module"] = nullptr;
   }
   j["inputs"] = nlohmann::ordered_json::array();
-  for (const auto& l : r.inputs) j["inputs"].push_back(LiteralJson(r, l));
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    nlohmann::ordered_json e = LiteralJson(r, r.inputs[i]);
+    std::optional<InputParameter> p;
+    if (r.module) {
+      p = InputParameterOf(r.module->parameter_names,
+                           r.module->single_tuple_parameter,
+                           static_cast<int64_t>(i));
+    }
+    e["parameter"] = p ? nlohmann::ordered_json(p->name)
+                       : nlohmann::ordered_json(nullptr);
+    e["tuple_index"] = p && p->tuple_index >= 0
+                           ? nlohmann::ordered_json(p->tuple_index)
+                           : nlohmann::ordered_json(nullptr);
+    j["inputs"].push_back(std::move(e));
+  }
   if (r.output_count_offset) {
     j["outputs"] = nlohmann::ordered_json::array();
     for (const auto& l : r.outputs) j["outputs"].push_back(LiteralJson(r, l));

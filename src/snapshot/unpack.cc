@@ -23,10 +23,10 @@ namespace decomposed {
 
 std::string_view UnpackedKindName(UnpackedKind kind) {
   // Indexed by the enum's value (unpack.h declares them in this order).
-  constexpr std::string_view kNames[] = {"module", "value_input",
-                                         "snapshot_output", "meta"};
+  constexpr std::string_view kNames[] = {
+      "module", "value_input", "snapshot_output", "meta", "manifest", "npz"};
   static_assert(std::size(kNames) ==
-                static_cast<size_t>(UnpackedKind::kMeta) + 1);
+                static_cast<size_t>(UnpackedKind::kArchive) + 1);
   const auto i = static_cast<size_t>(kind);
   return i < std::size(kNames) ? kNames[i] : kNames[0];
 }
@@ -43,6 +43,115 @@ std::string_view UnpackedKindRole(UnpackedKind kind) {
 }
 
 // --- HloSnapshotSink ---------------------------------------------------------
+
+namespace {
+
+// mkdir -p of the directory part of `prefix`.
+absl::Status EnsureOutputDir(const std::string& prefix) {
+  size_t slash = prefix.rfind('/');
+  if (slash == std::string::npos || slash == 0) return absl::OkStatus();
+  return internal::MakeDirectories(prefix.substr(0, slash));
+}
+
+}  // namespace
+
+// The archive of kNpz: one temp file, renamed by Finish().
+struct HloSnapshotSink::Archive {
+  AtomicFileSink file;
+  std::optional<NpzWriter<AtomicFileSink>> npz;
+};
+
+HloSnapshotSink::HloSnapshotSink(const UnpackOptions& options,
+                                 std::vector<UnpackedFile>* written)
+    : options_(options), written_(written) {}
+
+HloSnapshotSink::~HloSnapshotSink() = default;
+
+void HloSnapshotSink::SetProgramShape(const xla::ProgramShapeProto& ps) {
+  has_program_shape_ = true;
+  parameter_names_.assign(ps.parameter_names().begin(),
+                          ps.parameter_names().end());
+  single_tuple_parameter_ = internal::SingleTupleParameter(ps);
+}
+
+absl::Status HloSnapshotSink::OpenArchive() {
+  if (archive_) return absl::OkStatus();
+  if (options_.npz_path.empty()) {
+    return absl::InvalidArgumentError(
+        "unpack to npz: no archive path (UnpackOptions::npz_path)");
+  }
+  if (options_.create_output_dir) {
+    if (absl::Status s = EnsureOutputDir(options_.npz_path); !s.ok()) {
+      return s;
+    }
+  }
+  auto a = std::make_unique<Archive>();
+  if (absl::Status s = a->file.Open(options_.npz_path); !s.ok()) return s;
+  npz_ = &a->npz.emplace(a->file);
+  archive_ = std::move(a);
+  return absl::OkStatus();
+}
+
+absl::Status HloSnapshotSink::ArchiveError() const {
+  absl::Status s = archive_ ? archive_->file.status() : absl::OkStatus();
+  if (s.ok()) s = absl::DataLossError("write failed");
+  return Prefix(s, absl::StrCat("writing ", options_.npz_path));
+}
+
+std::string HloSnapshotSink::EntryName(const std::string& path) const {
+  const std::string& prefix = options_.output_prefix;
+  if (path.compare(0, prefix.size(), prefix) == 0) {
+    return path.substr(prefix.size());
+  }
+  return path;
+}
+
+absl::Status HloSnapshotSink::WriteSmall(const std::string& path,
+                                         std::string_view data,
+                                         UnpackedFile* f) {
+  f->bytes = data.size();
+  if (npz_mode()) {
+    if (absl::Status s = OpenArchive(); !s.ok()) return s;
+    f->path = options_.npz_path;
+    f->entry = EntryName(path);
+    if (absl::Status s = npz_->AddEntry(f->entry, data); !s.ok()) return s;
+    f->archive_offset = npz_->data_offset();
+    return absl::OkStatus();
+  }
+  f->path = path;
+  AtomicFileSink out;
+  if (absl::Status s = out.Open(path); !s.ok()) return s;
+  out.Write(data);
+  return out.Commit();
+}
+
+absl::Status HloSnapshotSink::Finish() {
+  if (options_.manifest) {
+    const std::string text = ManifestJson(options_, manifest_).dump(2) + "\n";
+    UnpackedFile f;
+    f.kind = UnpackedKind::kManifest;
+    if (absl::Status s =
+            WriteSmall(options_.output_prefix + "manifest.json", text, &f);
+        !s.ok()) {
+      return s;
+    }
+    Record(std::move(f));
+  }
+  if (!npz_mode()) return absl::OkStatus();
+  if (absl::Status s = OpenArchive(); !s.ok()) return s;
+  if (absl::Status s = npz_->Finish(); !s.ok()) {
+    return Prefix(s, absl::StrCat("writing ", options_.npz_path));
+  }
+  UnpackedFile f;
+  f.path = options_.npz_path;
+  f.kind = UnpackedKind::kArchive;
+  f.bytes = archive_->file.position();
+  if (absl::Status s = archive_->file.Commit(); !s.ok()) return s;
+  npz_ = nullptr;
+  archive_.reset();
+  Record(std::move(f));
+  return absl::OkStatus();
+}
 
 absl::Status HloSnapshotSink::ParseModule(std::span<const ByteRange> ranges,
                                           const Frame& frame, bool merge,
@@ -67,16 +176,35 @@ absl::Status HloSnapshotSink::ParseModule(std::span<const ByteRange> ranges,
   return absl::OkStatus();
 }
 
+namespace {
+
+void SetSource(std::span<const ByteRange> ranges, UnpackedFile* f) {
+  if (ranges.empty()) return;
+  f->source_offset = ranges.front().offset;
+  for (const ByteRange& r : ranges) f->source_length += r.length;
+}
+
+}  // namespace
+
 absl::Status HloSnapshotSink::CommitModule(AtomicFileSink& out,
-                                           const std::string& path) {
-  uint64_t size = out.position();
-  if (!out.status().ok()) return out.status();
-  if (absl::Status s = out.Commit(); !s.ok()) return s;
+                                           const std::string& path,
+                                           std::span<const ByteRange> ranges,
+                                           uint64_t size) {
   UnpackedFile f;
-  f.path = path;
   f.kind = UnpackedKind::kModule;
+  SetSource(ranges, &f);
+  if (npz_mode()) {
+    f.path = options_.npz_path;
+    f.entry = options_.module;
+    f.archive_offset = npz_->data_offset();
+  } else {
+    size = out.position();
+    if (!out.status().ok()) return out.status();
+    if (absl::Status s = out.Commit(); !s.ok()) return s;
+    f.path = path;
+  }
   f.bytes = size;
-  Record(f);
+  Record(std::move(f));
   return absl::OkStatus();
 }
 
@@ -102,37 +230,114 @@ absl::Status HloSnapshotSink::RunLiteralPass(std::span<const ByteRange> ranges,
 absl::Status HloSnapshotSink::CommitLiteral(AtomicFileSink& out,
                                             const std::string& path,
                                             UnpackedKind kind, int64_t index,
-                                            const LiteralPlan& plan) {
-  uint64_t size = out.position();
-  if (absl::Status c = out.Commit(); !c.ok()) return c;
+                                            const LiteralPlan& plan,
+                                            std::span<const ByteRange> ranges) {
   UnpackedFile f;
-  f.path = path;
+  const NpyHeader header = NpyHeaderFor(plan);
+  if (npz_mode()) {
+    f.path = options_.npz_path;
+    f.entry = EntryName(path);
+    f.bytes = FormatNpyHeader(header).size() + plan.payload_bytes;
+    f.archive_offset = npz_->data_offset();
+  } else {
+    f.bytes = out.position();
+    if (absl::Status c = out.Commit(); !c.ok()) return c;
+    f.path = path;
+  }
   f.kind = kind;
   f.index = index;
   f.shape = plan.shape.ToString();
-  const NpyHeader header = NpyHeaderFor(plan);
   f.descr = header.descr;
   f.fortran_order = header.fortran_order;
-  f.bytes = size;
-  Record(f);
+  f.element_type = plan.shape.TypeName();
+  f.dims = plan.shape.dimensions;
+  if (plan.shape.has_layout) f.minor_to_major = plan.shape.layout.minor_to_major;
+  SetSource(ranges, &f);
+  if (kind == UnpackedKind::kInput && has_program_shape_) {
+    f.parameter =
+        InputParameterOf(parameter_names_, single_tuple_parameter_, index);
+  }
+  Record(std::move(f));
   if (options_.ml_dtype_sidecar && !plan.type->ml_dtype.empty()) {
-    if (absl::Status m = WriteNpyMetaSidecar(path, plan.type->ml_dtype);
-        !m.ok()) {
-      return m;
-    }
     UnpackedFile meta;
-    meta.path = path + ".meta";
     meta.kind = UnpackedKind::kMeta;
     meta.index = index;
-    meta.bytes = NpyMetaSidecarText(plan.type->ml_dtype).size();
-    Record(meta);
+    if (npz_mode()) {
+      if (absl::Status m = WriteSmall(
+              path + ".meta", NpyMetaSidecarText(plan.type->ml_dtype), &meta);
+          !m.ok()) {
+        return m;
+      }
+    } else {
+      if (absl::Status m = WriteNpyMetaSidecar(path, plan.type->ml_dtype);
+          !m.ok()) {
+        return m;
+      }
+      meta.path = path + ".meta";
+      meta.bytes = NpyMetaSidecarText(plan.type->ml_dtype).size();
+    }
+    Record(std::move(meta));
   }
   return absl::OkStatus();
 }
 
-void HloSnapshotSink::Record(const UnpackedFile& f) {
-  if (written_) written_->push_back(f);
+void HloSnapshotSink::Record(UnpackedFile f) {
   if (options_.on_file) options_.on_file(f);
+  if (options_.manifest && f.kind != UnpackedKind::kManifest &&
+      f.kind != UnpackedKind::kArchive) {
+    manifest_.push_back(f);
+  }
+  if (written_) written_->push_back(std::move(f));
+}
+
+nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
+                                    std::span<const UnpackedFile> files) {
+  using Json = nlohmann::ordered_json;
+  const bool npz = options.output_format == UnpackFormat::kNpz;
+  Json j;
+  j["format"] = "decomposed unpack manifest";
+  j["version"] = 1;
+  j["archive"] = npz ? Json(options.npz_path) : Json(nullptr);
+  Json list = Json::array();
+  for (const UnpackedFile& f : files) {
+    if (f.kind == UnpackedKind::kManifest || f.kind == UnpackedKind::kArchive) {
+      continue;
+    }
+    Json e;
+    std::string name = f.entry;
+    if (name.empty()) {
+      const std::string& prefix = options.output_prefix;
+      name = f.path.compare(0, prefix.size(), prefix) == 0
+                 ? f.path.substr(prefix.size())
+                 : f.path;
+    }
+    e["name"] = name;
+    e["path"] = npz ? f.entry : f.path;
+    e["kind"] = f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta
+                    ? UnpackedKindName(f.kind)
+                    : UnpackedKindRole(f.kind);
+    e["index"] = f.index < 0 ? Json(nullptr) : Json(f.index);
+    e["bytes"] = f.bytes;
+    if (f.kind != UnpackedKind::kMeta) {
+      e["source_offset"] = f.source_offset;
+      e["source_length"] = f.source_length;
+    }
+    if (f.kind == UnpackedKind::kInput || f.kind == UnpackedKind::kOutput) {
+      e["parameter"] = f.parameter ? Json(f.parameter->name) : Json(nullptr);
+      e["tuple_index"] = f.parameter && f.parameter->tuple_index >= 0
+                             ? Json(f.parameter->tuple_index)
+                             : Json(nullptr);
+      e["dtype"] = f.descr;
+      e["element_type"] = f.element_type;
+      e["shape"] = f.dims;
+      e["minor_to_major"] = f.minor_to_major;
+      e["fortran_order"] = f.fortran_order;
+    }
+    if (npz) e["archive_offset"] = f.archive_offset;
+    list.push_back(std::move(e));
+  }
+  j["files"] = std::move(list);
+  return j;
 }
 
 namespace {
@@ -146,6 +351,12 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
   absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, all, frame);
   if (!snap.ok()) return snap.status();
   HloSnapshotSink sink(options, written);
+  if (options.manifest) {
+    absl::StatusOr<std::optional<xla::ProgramShapeProto>> ps =
+        ClassicProgramShape(src, *snap, frame);
+    if (!ps.ok()) return ps.status();
+    if (*ps) sink.SetProgramShape(**ps);
+  }
   if (absl::Status s = sink.WriteModule(src, snap->module); !s.ok()) return s;
   absl::Status s = ForEachClassicInput(
       src, *snap, frame,
@@ -154,7 +365,7 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
         return sink.WriteLiteral(src, literal, UnpackedKind::kInput, i);
       });
   if (!s.ok()) return s;
-  if (!options.dump_snapshot_outputs) return absl::OkStatus();
+  if (!options.dump_snapshot_outputs) return sink.Finish();
   if (snap->result.empty()) {
     return FrameError(absl::StatusCode::kInvalidArgument,
                       Frame{"output", 0, "body"}, all.length,
@@ -172,7 +383,7 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
       return o;
     }
   }
-  return absl::OkStatus();
+  return sink.Finish();
 }
 
 // Writes every element of one list, each decoded from its bounded view.
@@ -215,6 +426,12 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
     if (!w.ok()) options.on_warning(w);
   }
   HloSnapshotSink sink(options, written);
+  if (options.manifest) {
+    absl::StatusOr<std::optional<xla::ProgramShapeProto>> ps =
+        ClassicProgramShape(reader.header(), *snap, Frame{"header"});
+    if (!ps.ok()) return ps.status();
+    if (*ps) sink.SetProgramShape(**ps);
+  }
   if (absl::Status s = sink.WriteModule(reader.header(), snap->module);
       !s.ok()) {
     return s;
@@ -226,7 +443,7 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
       !s.ok()) {
     return s;
   }
-  if (!options.dump_snapshot_outputs) return absl::OkStatus();
+  if (!options.dump_snapshot_outputs) return sink.Finish();
   if (absl::StatusOr<uint64_t> m = reader.StartRequiredOutputs(
           "the outputs asked for by dump-snapshot-outputs");
       !m.ok()) {
@@ -237,7 +454,8 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
       !s.ok()) {
     return s;
   }
-  return reader.Finish();
+  if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  return sink.Finish();
 }
 
 absl::Status OpenInput(const std::string& path, OwnedFd* fd) {
@@ -246,13 +464,6 @@ absl::Status OpenInput(const std::string& path, OwnedFd* fd) {
     return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
   }
   return absl::OkStatus();
-}
-
-// mkdir -p of the directory part of `prefix`.
-absl::Status EnsureOutputDir(const std::string& prefix) {
-  size_t slash = prefix.rfind('/');
-  if (slash == std::string::npos || slash == 0) return absl::OkStatus();
-  return internal::MakeDirectories(prefix.substr(0, slash));
 }
 
 }  // namespace
@@ -266,7 +477,8 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
     return absl::FailedPreconditionError(absl::StrCat(
         path, ": the input must be a regular file (unpacking seeks in it)"));
   }
-  if (options.create_output_dir) {
+  if (options.create_output_dir &&
+      options.output_format == UnpackFormat::kNpyFiles) {
     if (absl::Status s = EnsureOutputDir(options.output_prefix); !s.ok()) {
       return s;
     }

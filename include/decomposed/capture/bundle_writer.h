@@ -62,7 +62,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/capture/config.h"
 #include "decomposed/capture/selector.h"
-#include "decomposed/capture/stored_zip.h"
+#include "decomposed/npy/stored_zip.h"
 #include "decomposed/capture/torch_dtype.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/dirs.h"

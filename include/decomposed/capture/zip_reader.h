@@ -1,5 +1,5 @@
 // The reading side of the stored zip, torch.save's container (the writer is
-// stored_zip.h): the central directory, ZIP64 included, and where a stored
+// npy/stored_zip.h): the central directory, ZIP64 included, and where a stored
 // entry's bytes sit. Nothing is decompressed: torch.save stores every entry.
 //
 // ReadZipDirectory finds the end-of-central-directory record in the file's

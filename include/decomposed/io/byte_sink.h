@@ -6,6 +6,9 @@
 //   const absl::Status& s.status()       the first error.
 //   bool s.Flush()                       push buffered bytes to the OS
 //                                        (no-op for memory sinks).
+// Some sinks (StringSink, FdSink, AtomicFileSink) also have
+//   bool s.Rewrite(offset, data)         overwrite bytes already written
+//                                        (a zip entry's CRC, once known).
 //
 // Sinks provided: StringSink (std::string), VectorSink (std::vector<char>),
 // OstreamSink, FdSink / FdSinkRef (buffered write(2)), and AtomicFileSink,
@@ -26,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <concepts>
@@ -61,6 +65,14 @@ class StringSink {
     return true;
   }
   bool Flush() { return true; }
+  // Overwrites bytes already written (false when they are not all there).
+  bool Rewrite(uint64_t offset, std::string_view d) {
+    if (offset > out_->size() || d.size() > out_->size() - offset) {
+      return false;
+    }
+    out_->replace(static_cast<size_t>(offset), d.size(), d);
+    return true;
+  }
   uint64_t position() const { return out_->size(); }
   const absl::Status& status() const { return status_; }
 
@@ -206,6 +218,42 @@ class BasicFdSink {
   // Wrote(n) after to keep position() right.
   int fd() const { return fd_.get(); }
   void Wrote(uint64_t n) { pos_ += n; }
+  // Overwrites bytes already written at [offset, offset + d.size()), which
+  // must end at or before position(): in the buffer when they are still
+  // there, else with pwrite(2) (the fd's offset does not move). Offsets are
+  // file offsets, so this is for sinks that started at offset 0 of their
+  // file (AtomicFileSink's). Used to write a zip entry's CRC-32 back into
+  // its local header once the entry is streamed (npy/npz_writer.h).
+  bool Rewrite(uint64_t offset, std::string_view d) {
+    if (!status_.ok()) return false;
+    if (offset > pos_ || d.size() > pos_ - offset) {
+      Fail(absl::FailedPreconditionError(absl::StrCat(
+          "rewriting bytes ", offset, "..", offset + d.size(),
+          " of a sink at byte ", pos_)));
+      return false;
+    }
+    const uint64_t flushed = pos_ - used_;
+    size_t in_buffer = 0;  // the tail of d still in the buffer
+    if (offset + d.size() > flushed) {
+      const uint64_t from = std::max(offset, flushed);
+      in_buffer = static_cast<size_t>(offset + d.size() - from);
+      std::memcpy(buffer_.get() + (from - flushed),
+                  d.data() + (d.size() - in_buffer), in_buffer);
+    }
+    const size_t on_disk = d.size() - in_buffer;
+    for (size_t done = 0; done < on_disk;) {
+      ssize_t w = ::pwrite(fd_.get(), d.data() + done, on_disk - done,
+                           static_cast<off_t>(offset + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        Fail(absl::ErrnoToStatus(w < 0 ? errno : EIO,
+                                 absl::StrCat("pwrite at byte ", offset)));
+        return false;
+      }
+      done += static_cast<size_t>(w);
+    }
+    return true;
+  }
   void Fail(absl::Status s) {
     if (status_.ok()) status_ = std::move(s);
   }
@@ -287,6 +335,10 @@ class AtomicFileSink {
 
   bool Write(std::string_view d) { return sink_ && sink_->Write(d); }
   bool Flush() { return sink_ && sink_->Flush(); }
+  // FdSink::Rewrite: overwrites bytes already written (the temp file's).
+  bool Rewrite(uint64_t offset, std::string_view d) {
+    return sink_ && sink_->Rewrite(offset, d);
+  }
   uint64_t position() const { return sink_ ? sink_->position() : 0; }
   const absl::Status& status() const {
     static const absl::Status* not_open =

@@ -158,6 +158,22 @@ absl::StatusOr<xla::ProgramShapeProto> ParseProgramShape(std::string_view bytes,
 
 }  // namespace internal
 
+// The program parameter an input binds to (unpack --manifest, inspect
+// --json): input i is parameter i (host_program_shape.parameter_names[i]),
+// except for a program whose only parameter is a TUPLE, whose inputs are
+// that tuple's elements (the classic mapping above): input i is then
+// element i of parameter 0, and tuple_index is i.
+struct InputParameter {
+  std::string name;
+  int64_t tuple_index = -1;  // -1: the input is the whole parameter
+};
+
+// nullopt when the program has no such parameter, or names none (an empty
+// parameter_names list).
+std::optional<InputParameter> InputParameterOf(
+    std::span<const std::string> parameter_names, bool single_tuple_parameter,
+    int64_t input_index);
+
 // Walks the HloSnapshot in `message` of `src` with the wire reader
 // (wire/reader.h): notes where hlo.hlo_module and `result` are (every
 // occurrence), and counts `arguments`, without reading literal data.

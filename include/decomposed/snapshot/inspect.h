@@ -45,6 +45,9 @@ struct InspectedModule {
   std::vector<std::string> parameter_names;
   std::string result;
   bool has_program_shape = false;
+  // The program's only parameter is a TUPLE: inputs are its elements
+  // (InputParameterOf, classic.h).
+  bool single_tuple_parameter = false;
 };
 
 struct InspectReport {
@@ -80,7 +83,11 @@ absl::StatusOr<InspectReport> InspectFile(const std::string& path,
 // {"type": "decomposed" or "snapshot", "snapshot": {"offset", "length",
 //  "box"}, "inputs": [...], "outputs": [...] or null, ...}; inputs/outputs
 // entries carry "offset", "length" (of the body), "element_type" (XLA
-// name), "dims", and the box (null for a classic file).
+// name), "dims", and the box (null for a classic file); inputs also
+// "parameter" (the program parameter's name, InputParameterOf in
+// classic.h, as unpack --manifest gives it; null when the module names
+// none) and "tuple_index" (null unless the program's one parameter is a
+// tuple whose element this input is).
 nlohmann::ordered_json InspectReportJson(const InspectReport& report);
 
 // Human-readable listing, one line per frame.

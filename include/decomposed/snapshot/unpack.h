@@ -23,6 +23,21 @@
 //
 // Paths are plain concatenation: output_prefix "out" writes "outmodel.hlo".
 //
+// Output formats (UnpackOptions::output_format):
+//   kNpyFiles  one file per piece, as above (snapshot-unpack's output).
+//   kNpz       one NumPy .npz at UnpackOptions::npz_path instead (`decomposed
+//              unpack --to npz OUT.npz`): a zip, stored (not compressed),
+//              whose entries are <module> ("model.hlo"), value_input<i>.npy
+//              and snapshot_output<j>.npy (and <entry>.meta, manifest.json
+//              when asked), byte-identical to the files kNpyFiles writes;
+//              numpy.load opens it lazily. It is streamed through
+//              NpzWriter (npy/npz_writer.h): never a whole literal in
+//              memory, the CRC-32 computed on the fly (so no kernel copy),
+//              ZIP64 when needed. output_prefix is not used.
+//   manifest   with either format, `manifest` also writes manifest.json
+//              (ManifestJson below): <prefix>manifest.json, or the npz's
+//              entry manifest.json; atomic like every output.
+//
 // The module is written byte-identical to the hlo_module bytes on the wire
 // (HloSnapshot field 1 -> HloProto field 1), unless a module pass is set or
 // either field occurs more than once: protobuf merges repeated occurrences
@@ -42,7 +57,8 @@
 //
 // Errors: the first error stops the run. Files already finished stay; the
 // file being written is dropped (every output goes through AtomicFileSink:
-// temp file + rename), so no partial file exists under a final name. The
+// temp file + rename), so no partial file exists under a final name. With
+// kNpz the archive is the one output: a failed run leaves no npz_path. The
 // message names the literal ("input 3 body"), the frame and the byte
 // offset, and the input file: e.g.
 //   input 1 body: expected 5 values of F32 data (LiteralProto field 8)
@@ -62,6 +78,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,11 +95,13 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
-#include "decomposed/status.h"
+#include "decomposed/npy/npz_writer.h"
 #include "decomposed/proto/hlo.pb.h"
+#include "decomposed/snapshot/classic.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/literal_decoder.h"
+#include "nlohmann/json.hpp"
 
 namespace decomposed {
 
@@ -91,12 +111,21 @@ enum class UnpackedKind {
   kInput,   // <prefix>value_input<i>.npy
   kOutput,  // <prefix>snapshot_output<j>.npy
   kMeta,    // <file>.npy.meta: the ml_dtype sidecar of an input or output
+  kManifest,  // manifest.json (UnpackOptions::manifest)
+  kArchive,   // the .npz itself (kNpz), recorded last, once committed
+};
+
+// What Unpack writes (UnpackOptions::output_format).
+enum class UnpackFormat {
+  kNpyFiles,  // one file per piece under output_prefix
+  kNpz,       // one .npz at npz_path (see the file comment)
 };
 
 // The file stem of a literal kind: "value_input" (kInput), "snapshot_output"
 // (kOutput), the names snapshot-unpack gives them; "module" and "meta" for
-// the others. File names only: errors name a literal by its role, "input 3
-// body" or "output 0 body", as every command does (UnpackedKindRole).
+// the others ("manifest", "npz"). File names only: errors name a literal by
+// its role, "input 3 body" or "output 0 body", as every command does
+// (UnpackedKindRole).
 std::string_view UnpackedKindName(UnpackedKind kind);
 
 // The role of a literal kind in error frames: "input" (kInput), "output"
@@ -113,15 +142,32 @@ using ModulePass = std::function<absl::Status(xla::HloModuleProto& module)>;
 using LiteralPass = std::function<absl::Status(
     xla::LiteralProto& literal, UnpackedKind kind, int64_t index)>;
 
-// One file Unpack wrote.
+// One file Unpack wrote (with kNpz: one entry of the archive, then the
+// archive itself, kind kArchive).
 struct UnpackedFile {
-  std::string path;
+  std::string path;     // the file; with kNpz the archive's path
+  std::string entry;    // kNpz: the entry name ("value_input0.npy"), else ""
   UnpackedKind kind = UnpackedKind::kModule;
   int64_t index = -1;   // literal number, -1 for the module
   std::string shape;    // "F32[2,3]{1,0}" for literals
   std::string descr;    // npy descr for literals
   bool fortran_order = false;
-  uint64_t bytes = 0;   // file size
+  uint64_t bytes = 0;   // file (entry) size
+  // Literals: the element type's XLA name, the logical dimensions and the
+  // literal's minor_to_major (empty for a scalar or no layout).
+  std::string element_type;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> minor_to_major;
+  // Module and literals: where the bytes were in the input: the first
+  // byte, and the length (the sum of lengths for merged occurrences, as
+  // inspect lists them).
+  uint64_t source_offset = 0;
+  uint64_t source_length = 0;
+  // Inputs, when UnpackOptions::manifest: the program parameter it binds to
+  // (InputParameterOf, classic.h); nullopt when the module names none.
+  std::optional<InputParameter> parameter;
+  // kNpz: where the entry's data starts in the archive.
+  uint64_t archive_offset = 0;
 };
 
 struct UnpackOptions {
@@ -141,9 +187,16 @@ struct UnpackOptions {
   LiteralPass literal_pass;
   // Parse the module bytes once to reject what the tool would reject.
   bool validate_module = true;
-  // Create the directory part of output_prefix ("out/" or "a/b/pre_") when
-  // missing, like `mkdir -p` (the tool would fail to write instead).
+  // Create the directory part of output_prefix ("out/" or "a/b/pre_"; with
+  // kNpz of npz_path) when missing, like `mkdir -p` (the tool would fail to
+  // write instead).
   bool create_output_dir = true;
+  // kNpyFiles (the default) or kNpz: one archive at npz_path.
+  UnpackFormat output_format = UnpackFormat::kNpyFiles;
+  std::string npz_path;
+  // Also write manifest.json: one entry per file written (ManifestJson).
+  // Reads the module's program shape for the inputs' parameter names.
+  bool manifest = false;
   // Length-box options for decomposed files (lenient_length_byte).
   BoxReadOptions box;
   LiteralDecodeOptions decode;
@@ -170,29 +223,44 @@ inline std::string NpyOutputPath(const UnpackOptions& o, UnpackedKind kind,
 
 // HloSnapshotSink: receives the pieces of a snapshot from either mode (the
 // byte ranges of the module and of each literal in a source) and writes
-// them as files under options.output_prefix, each through AtomicFileSink,
-// applying the passes, the sidecar option and UnpackOptions::on_file.
-// Unpack() drives it; use it directly to unpack from another container.
+// them as files under options.output_prefix, each through AtomicFileSink
+// (or, with kNpz, as entries of one archive), applying the passes, the
+// sidecar option and UnpackOptions::on_file.
+// Unpack() drives it; use it directly to unpack from another container,
+// and call Finish() at the end: it writes manifest.json (with `manifest`)
+// and completes and commits the npz (with kNpz).
+//   SetProgramShape(ps)  the module's program shape, for the inputs'
+//                        parameter names (manifest).
 //   WriteModule(src, ranges)  <prefix><module>: the bytes of `ranges` as
 //                        they are when there is one range and no module
 //                        pass, else their concatenation parsed, passed and
 //                        re-serialized (kInvalidArgument if protobuf rejects
 //                        it).
 //   WriteLiteral(src, ranges, kind, index)  <prefix><stem><index>.npy
-//                        through DecodeLiteralToNpy; errors name
-//                        "<stem> <index>". `src` may be a bounded view of
-//                        one element (LimitedSource).
+//                        through DecodeLiteral into an NpyArraySink (an
+//                        NpzArraySink with kNpz); errors name
+//                        "<role> <index> body". `src` may be a bounded
+//                        view of one element (LimitedSource).
 // Example:
 //   decomposed::MemorySource src(bytes);
 //   decomposed::HloSnapshotSink sink(options, nullptr);
 //   decomposed::ByteRange body{offset, length};
 //   absl::Status s = sink.WriteLiteral(src, {&body, 1},
 //                                      decomposed::UnpackedKind::kInput, 0);
+//   if (s.ok()) s = sink.Finish();
 class HloSnapshotSink {
  public:
   HloSnapshotSink(const UnpackOptions& options,
-                  std::vector<UnpackedFile>* written)
-      : options_(options), written_(written) {}
+                  std::vector<UnpackedFile>* written);
+  ~HloSnapshotSink();
+
+  void SetProgramShape(const xla::ProgramShapeProto& program_shape);
+
+  // Writes manifest.json (with `manifest`), then, with kNpz, the central
+  // directory, and commits the archive (opened here if no piece was
+  // written). Call once, after the last piece, on success only: dropped
+  // without it, the sink removes the archive's temp file.
+  absl::Status Finish();
 
   template <RewindableSource S>
   absl::Status WriteModule(S& src, std::span<const ByteRange> ranges) {
@@ -217,22 +285,36 @@ class HloSnapshotSink {
         return s;
       }
     }
+    const bool whole = merge || options_.validate_module;
     AtomicFileSink out;
-    if (absl::Status s = out.Open(path); !s.ok()) return s;
-    if (merge || options_.validate_module) {
-      out.Write(bytes);
+    if (npz_mode()) {
+      if (absl::Status s = OpenArchive(); !s.ok()) return s;
+      absl::Status s = whole ? npz_->AddEntry(options_.module, bytes)
+                             : npz_->BeginEntry(options_.module, total);
+      if (!s.ok()) return s;
+    } else if (absl::Status s = out.Open(path); !s.ok()) {
+      return s;
+    }
+    if (whole) {
+      if (!npz_mode()) out.Write(bytes);
     } else {
       for (const ByteRange& r : ranges) {
         if (!src.Seek(r.offset)) return SeekError(src, frame, r.offset);
         absl::Status s =
             ForEachChunk(src, r.length, frame, [&](std::string_view c) {
-              if (!out.Write(c)) return out.status();
-              return absl::OkStatus();
+              if (npz_mode() ? npz_->Append(c) : out.Write(c)) {
+                return absl::OkStatus();
+              }
+              return npz_mode() ? ArchiveError() : out.status();
             });
         if (!s.ok()) return s;
       }
+      if (npz_mode()) {
+        if (absl::Status s = npz_->EndEntry(); !s.ok()) return s;
+      }
     }
-    absl::Status committed = CommitModule(out, path);
+    absl::Status committed =
+        CommitModule(out, path, ranges, whole ? bytes.size() : total);
     if (committed.ok() && options_.progress && !ranges.empty()) {
       options_.progress(ranges.back().offset + ranges.back().length);
     }
@@ -245,7 +327,16 @@ class HloSnapshotSink {
     const std::string path = NpyOutputPath(options_, kind, index);
     const Frame frame{UnpackedKindRole(kind), index, "body"};
     AtomicFileSink out;
-    if (absl::Status s = out.Open(path); !s.ok()) return s;
+    std::optional<NpyArraySink<AtomicFileSink>> file_sink;
+    std::optional<NpzArraySink<AtomicFileSink>> npz_sink;
+    ArraySink* array = nullptr;
+    if (npz_mode()) {
+      if (absl::Status s = OpenArchive(); !s.ok()) return s;
+      array = &npz_sink.emplace(*npz_, EntryName(path));
+    } else {
+      if (absl::Status s = out.Open(path); !s.ok()) return s;
+      array = &file_sink.emplace(out);
+    }
     LiteralPlan plan;
     absl::Status s;
     LiteralDecodeOptions decode = options_.decode;
@@ -257,12 +348,12 @@ class HloSnapshotSink {
       };
     }
     if (options_.literal_pass) {
-      s = PassLiteral(src, ranges, kind, index, frame, out, decode, &plan);
+      s = PassLiteral(src, ranges, kind, index, frame, *array, decode, &plan);
     } else {
-      s = DecodeLiteralToNpy(src, ranges, frame, out, decode, &plan);
+      s = DecodeLiteral(src, ranges, frame, *array, decode, &plan);
     }
     if (!s.ok()) return s;
-    s = CommitLiteral(out, path, kind, index, plan);
+    s = CommitLiteral(out, path, kind, index, plan, ranges);
     if (s.ok() && options_.progress && !ranges.empty()) {
       options_.progress(ranges.back().offset + ranges.back().length);
     }
@@ -301,7 +392,7 @@ class HloSnapshotSink {
   template <RewindableSource S>
   absl::Status PassLiteral(S& src, std::span<const ByteRange> ranges,
                            UnpackedKind kind, int64_t index,
-                           const Frame& frame, AtomicFileSink& out,
+                           const Frame& frame, ArraySink& out,
                            const LiteralDecodeOptions& decode,
                            LiteralPlan* plan) {
     uint64_t total = 0;
@@ -325,25 +416,58 @@ class HloSnapshotSink {
     }
     MemorySource mem(bytes);
     ByteRange all{0, bytes.size()};
-    return DecodeLiteralToNpy(mem, std::span<const ByteRange>(&all, 1), frame,
-                              out, decode, plan);
+    return DecodeLiteral(mem, std::span<const ByteRange>(&all, 1), frame, out,
+                         decode, plan);
   }
 
   // The non-template steps, in unpack.cc.
+  bool npz_mode() const {
+    return options_.output_format == UnpackFormat::kNpz;
+  }
+  absl::Status OpenArchive();  // once, at the first piece (kNpz)
+  absl::Status ArchiveError() const;
+  // The entry name of an output path (its part after output_prefix).
+  std::string EntryName(const std::string& path) const;
   absl::Status ParseModule(std::span<const ByteRange> ranges,
                            const Frame& frame, bool merge, std::string* bytes);
-  absl::Status CommitModule(AtomicFileSink& out, const std::string& path);
+  absl::Status CommitModule(AtomicFileSink& out, const std::string& path,
+                            std::span<const ByteRange> ranges, uint64_t size);
   absl::Status RunLiteralPass(std::span<const ByteRange> ranges,
                               UnpackedKind kind, int64_t index,
                               const Frame& frame, std::string* bytes);
   absl::Status CommitLiteral(AtomicFileSink& out, const std::string& path,
                              UnpackedKind kind, int64_t index,
-                             const LiteralPlan& plan);
-  void Record(const UnpackedFile& f);
+                             const LiteralPlan& plan,
+                             std::span<const ByteRange> ranges);
+  // Writes a small output: a file (atomically) or an npz entry.
+  absl::Status WriteSmall(const std::string& path, std::string_view data,
+                          UnpackedFile* f);
+  void Record(UnpackedFile f);
 
   const UnpackOptions& options_;
   std::vector<UnpackedFile>* written_;
+  struct Archive;
+  std::unique_ptr<Archive> archive_;
+  NpzWriter<AtomicFileSink>* npz_ = nullptr;  // archive_'s, once open
+  std::vector<std::string> parameter_names_;
+  bool single_tuple_parameter_ = false;
+  bool has_program_shape_ = false;
+  std::vector<UnpackedFile> manifest_;  // every file recorded (`manifest`)
 };
+
+// The manifest.json of `files` (the UnpackedFile list of a run, in order;
+// kArchive and kManifest records are skipped): {"format": "decomposed
+// unpack manifest", "version": 1, "archive": <npz path or null>,
+// "files": [...]} with one object per file: "name" (the entry name, or the
+// path after the prefix), "path", "kind" ("module", "input", "output",
+// "meta"), "index", "bytes", "source_offset", "source_length"; literals
+// add "parameter" (name or null; inputs only), "tuple_index" (null unless
+// the input is an element of a single tuple parameter), "dtype" (npy
+// descr), "element_type" (XLA name), "shape" (logical dims),
+// "minor_to_major" (the literal's layout), "fortran_order"; npz entries
+// add "archive_offset" (where the entry's data starts in the archive).
+nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
+                                    std::span<const UnpackedFile> files);
 
 // Unpacks `path`, which must be a regular (seekable) file: literals are
 // planned, then read (kFailedPrecondition otherwise). `written`, when given,

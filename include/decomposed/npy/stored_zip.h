@@ -1,5 +1,6 @@
-// A minimal ZIP writer for "stored" (uncompressed) entries, the container of
-// PyTorch's torch.save format. Streams to any ByteSink; the caller supplies
+// A minimal ZIP writer for "stored" (uncompressed) entries: the container of
+// PyTorch's torch.save format (capture/bundle_writer.h) and of NumPy's .npz
+// (npy/npz_writer.h, `unpack --to npz`). Streams to any ByteSink; the caller supplies
 // each entry's size up front and its CRC-32 either up front or, for a
 // stream, at the end, writing it back into the local header itself (no data
 // descriptors, which PyTorch's writer never uses).
@@ -17,8 +18,8 @@
 //   StoredZipWriter<StringSink> zip(sink);
 //   zip.AddEntry("archive/version", "3\n");
 //   zip.Finish();
-#ifndef DECOMPOSED_CAPTURE_STORED_ZIP_H_
-#define DECOMPOSED_CAPTURE_STORED_ZIP_H_
+#ifndef DECOMPOSED_NPY_STORED_ZIP_H_
+#define DECOMPOSED_NPY_STORED_ZIP_H_
 
 #include <zlib.h>
 
@@ -33,7 +34,7 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/status.h"
 
-namespace decomposed::capture {
+namespace decomposed {
 
 // CRC-32 (ZIP / zlib polynomial), incremental: Crc32(Crc32(0, a), b).
 inline uint32_t Crc32(uint32_t crc, std::string_view data) {
@@ -127,6 +128,9 @@ class StoredZipWriter {
   uint64_t crc_offset() const { return open_.offset + 14; }
   // Where the zip started in the sink (sink position at construction).
   uint64_t base() const { return base_; }
+  // Where the open (or last begun) entry's data starts, relative to the
+  // zip's start.
+  uint64_t data_offset() const { return data_start_; }
 
   absl::Status AddEntry(std::string_view name, std::string_view data) {
     return AddEntry(name, data.size(), Crc32(0, data),
@@ -244,6 +248,6 @@ class StoredZipWriter {
   std::vector<Entry> entries_;
 };
 
-}  // namespace decomposed::capture
+}  // namespace decomposed
 
-#endif  // DECOMPOSED_CAPTURE_STORED_ZIP_H_
+#endif  // DECOMPOSED_NPY_STORED_ZIP_H_
