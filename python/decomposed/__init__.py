@@ -330,14 +330,20 @@ def write(path, module, inputs, outputs=None, *, format="decomposed",
 # --- The rest of the library ---------------------------------------------------
 
 def unpack(path, output_prefix="./", *, kind="auto", outputs=False,
-           module="model.hlo", ml_dtype_sidecar=False):
+           module="model.hlo", ml_dtype_sidecar=False, npz=None,
+           manifest=False):
     """What `decomposed unpack` does: writes <prefix>model.hlo and
     <prefix>value_input<i>.npy (with outputs=True also
     snapshot_output<j>.npy); returns a list of {path, kind, index, shape,
-    descr, fortran_order, bytes}, one per file written."""
+    descr, fortran_order, bytes, entry}, one per file written. With
+    npz="out.npz" they are entries of one stored .npz instead (`unpack --to
+    npz`; "entry" names each, output_prefix is not used); manifest=True also
+    writes manifest.json (`--manifest`)."""
     return _decomposed._unpack(_os.fspath(path), _os.fspath(output_prefix),
                                kind, bool(outputs), module,
-                               bool(ml_dtype_sidecar))
+                               bool(ml_dtype_sidecar),
+                               _os.fspath(npz) if npz is not None else "",
+                               bool(manifest))
 
 
 def verify(path, *, kind="auto"):

@@ -797,8 +797,14 @@ SnapshotType TypeOption(const std::string& name) {
 
 py::list Unpack(const std::string& path, const std::string& prefix,
                 const std::string& snapshot_type, bool dump_outputs,
-                const std::string& module, bool ml_dtype_sidecar) {
+                const std::string& module, bool ml_dtype_sidecar,
+                const std::string& npz_path, bool manifest) {
   UnpackOptions o;
+  if (!npz_path.empty()) {
+    o.output_format = UnpackFormat::kNpz;
+    o.npz_path = npz_path;
+  }
+  o.manifest = manifest;
   o.output_prefix = prefix;
   o.snapshot_type = TypeOption(snapshot_type);
   o.dump_snapshot_outputs = dump_outputs;
@@ -819,6 +825,7 @@ py::list Unpack(const std::string& path, const std::string& prefix,
     d["descr"] = f.descr;
     d["fortran_order"] = f.fortran_order;
     d["bytes"] = f.bytes;
+    d["entry"] = f.entry;
     out.append(d);
   }
   return out;

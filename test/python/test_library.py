@@ -38,6 +38,20 @@ def test_unpack(sample, tmp_path):
         assert f.read() == MODULE
 
 
+def test_unpack_to_npz_with_manifest(sample, tmp_path):
+    path, ins, outs = sample
+    npz = tmp_path / "s.npz"
+    files = decomposed.unpack(path, outputs=True, npz=npz, manifest=True)
+    entries = [f["entry"] for f in files if f["entry"]]
+    assert entries == ["model.hlo", "value_input0.npy", "value_input1.npy",
+                       "snapshot_output0.npy", "manifest.json"]
+    with np.load(npz) as z:
+        assert np.array_equal(z["value_input0"], ins[0])
+        assert np.array_equal(z["value_input1"], ins[1])
+        assert np.array_equal(z["snapshot_output0"], outs[0], equal_nan=True)
+    assert sorted(os.listdir(tmp_path)) == ["s.dhs", "s.npz"]  # one file
+
+
 def test_verify_and_inspect_match_cli(sample, tmp_path, cli):
     path, _, _ = sample
     assert decomposed.verify(path) == []
