@@ -399,7 +399,7 @@ TEST(LiteralDecoderErrorTest, FuzzedBodiesNeverCrash) {
     }
     Decoded d = DecodeMem(b);
     if (d.status.ok()) {
-      EXPECT_EQ(d.npy.size(), 128 + d.plan.payload_bytes);
+      EXPECT_EQ(d.npy.size(), 128 + d.plan.data_bytes);
     }
   }
 }

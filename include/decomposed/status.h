@@ -63,16 +63,19 @@ inline std::string Counted(uint64_t n, std::string_view noun) {
   return absl::StrCat(n, " ", Sv(noun), n == 1 ? "" : "s");
 }
 
-// Names one frame of a stream: `region` `index` `part`, each optional,
+// Names one frame of a stream: `name` `index` `part`, each optional,
 // joined by spaces: {"input", 3, "body length box"} -> "input 3 body length
-// box". Cheap to build; only formatted when an error is reported.
+// box", {"header length box"} -> "header length box". `name` is a literal's
+// role ("input", "output") or a whole frame name; it is not a region
+// (docs/format.md §2.1: a region is a position [0], [1], [2] in the file).
+// Cheap to build; only formatted when an error is reported.
 struct Frame {
-  std::string_view region;
+  std::string_view name;
   int64_t index = -1;
   std::string_view part;
 
   std::string str() const {
-    std::string s(region);
+    std::string s(name);
     if (index >= 0) absl::StrAppend(&s, s.empty() ? "" : " ", index);
     if (!part.empty()) absl::StrAppend(&s, s.empty() ? "" : " ", Sv(part));
     return s;

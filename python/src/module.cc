@@ -207,7 +207,7 @@ enum class Kind { kDecomposed, kClassic };
 // decode it, without the plan's per-field tables (20,000 literals).
 struct LiteralMeta {
   std::vector<ByteRange> ranges;  // the LiteralProto (several: merged)
-  std::string region;             // "input" / "output": error frames
+  std::string role;               // "input" / "output": error frames
   int64_t index = 0;
   const PrimitiveTypeInfo* type = nullptr;
   std::vector<int64_t> dims;
@@ -227,12 +227,12 @@ std::string LowerName(const PrimitiveTypeInfo& t) {
 
 // Plans a literal: type, dims, layout, size, and whether it can be viewed.
 LiteralMeta PlanMeta(std::string_view file, std::vector<ByteRange> ranges,
-                     std::string region, int64_t index) {
+                     std::string role, int64_t index) {
   LiteralMeta m;
   m.ranges = std::move(ranges);
-  m.region = std::move(region);
+  m.role = std::move(role);
   m.index = index;
-  const Frame frame{m.region, m.index, "body"};
+  const Frame frame{m.role, m.index, "body"};
   MemorySource src(file);
   const uint64_t body_offset = m.ranges.empty() ? 0 : m.ranges[0].offset;
   absl::StatusOr<LiteralPlan> planned =
@@ -244,19 +244,19 @@ LiteralMeta PlanMeta(std::string_view file, std::vector<ByteRange> ranges,
   m.dims = plan.shape.dimensions;
   m.minor_to_major = plan.shape.layout.minor_to_major;
   m.element_count = plan.element_count;
-  m.nbytes = plan.payload_bytes;
+  m.nbytes = plan.data_bytes;
   const LiteralFieldStats& f = plan.fields[plan.type->proto_field];
   m.wire_data_bytes = f.bytes;
   const DataEncoding enc = plan.type->encoding;
   const bool row_major = plan.order == PhysicalOrder::kRowMajor;
   if (std::endian::native == std::endian::little && row_major &&
-      plan.payload_bytes > 0) {
-    if (enc == DataEncoding::kBytes && f.last.length == plan.payload_bytes) {
+      plan.data_bytes > 0) {
+    if (enc == DataEncoding::kBytes && f.last.length == plan.data_bytes) {
       m.view_offset = static_cast<int64_t>(f.last.offset);
     } else if ((enc == DataEncoding::kFixed32 ||
                 enc == DataEncoding::kFixed64) &&
                f.records == 1 && f.len_records == 1 && !f.misaligned &&
-               f.first.length == plan.payload_bytes) {
+               f.first.length == plan.data_bytes) {
       m.view_offset = static_cast<int64_t>(f.first.offset);
     }
   }
@@ -319,7 +319,7 @@ class Literal {
   py::object numpy(bool upcast) const;
   py::bytes tobytes() const;
   std::string repr() const {
-    return absl::StrCat("<decomposed.Literal ", Sv(meta_->region), " ",
+    return absl::StrCat("<decomposed.Literal ", Sv(meta_->role), " ",
                         meta_->index, ": ", dtype(), "[",
                         absl::StrJoin(meta_->dims, ","), "]",
                         meta_->minor_to_major.size() > 1
@@ -382,7 +382,7 @@ class FileState : public std::enable_shared_from_this<FileState> {
 void DecodeInto(const Mapping& map, const LiteralMeta& m, char* out) {
   py::gil_scoped_release nogil;
   MemorySource src(map.bytes());
-  const Frame frame{m.region, m.index, "body"};
+  const Frame frame{m.role, m.index, "body"};
   ArrayBuffer buffer(std::span<char>(out, static_cast<size_t>(m.nbytes)));
   // The decoder's work buffer: no bigger than the array (small literals
   // are the common case: 20,000 of them must not each map 1 MiB).
@@ -416,7 +416,7 @@ py::array Literal::Raw() const {
   if (IsVarintEncoding(m.type->encoding) &&
       m.element_count > m.wire_data_bytes) {
     Check(FrameError(absl::StatusCode::kInvalidArgument,
-                     Frame{m.region, m.index, "body"}, offset(),
+                     Frame{m.role, m.index, "body"}, offset(),
                      absl::StrCat(m.element_count, " values of ",
                                   Sv(m.type->name)),
                      absl::StrCat("at most ", m.wire_data_bytes,
@@ -694,7 +694,7 @@ struct WriteArray {
 };
 
 std::vector<std::unique_ptr<LiteralSource>> ArrayLiterals(
-    const std::vector<WriteArray>& arrays, std::string_view region) {
+    const std::vector<WriteArray>& arrays, std::string_view role) {
   std::vector<std::unique_ptr<LiteralSource>> out;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const WriteArray& a = arrays[i];
@@ -708,7 +708,7 @@ std::vector<std::unique_ptr<LiteralSource>> ArrayLiterals(
       v.minor_to_major = m2m;
     }
     LiteralEncodeOptions o;
-    o.name = absl::StrCat(Sv(region), " ", i);
+    o.name = absl::StrCat(Sv(role), " ", i);
     out.push_back(ArrayLiteral(v, o));
   }
   return out;

@@ -25,7 +25,7 @@ absl::Status ScanLiteral(S& body, uint64_t length, const Frame& frame,
   out->frame = where;
   out->has_shape = scan->has_shape;
   out->shape = std::move(scan->shape);
-  out->data_bytes = scan->data_bytes;
+  out->data_bytes = scan->record_bytes;
   return absl::OkStatus();
 }
 

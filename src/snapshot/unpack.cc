@@ -237,7 +237,7 @@ absl::Status HloSnapshotSink::CommitLiteral(AtomicFileSink& out,
   if (npz_mode()) {
     f.path = options_.npz_path;
     f.entry = EntryName(path);
-    f.bytes = FormatNpyHeader(header).size() + plan.payload_bytes;
+    f.bytes = FormatNpyHeader(header).size() + plan.data_bytes;
     f.archive_offset = npz_->data_offset();
   } else {
     f.bytes = out.position();

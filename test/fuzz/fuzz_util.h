@@ -121,8 +121,8 @@ absl::Status ScanBody(BlockReader<S>& list, const ElementInfo& e,
   FUZZ_CHECK(list.body().remaining() == 0);
   b->scanned = true;
   b->has_shape = scan->has_shape;
-  b->data_bytes = scan->data_bytes;
-  FUZZ_CHECK(scan->data_bytes <= e.length);
+  b->data_bytes = scan->record_bytes;
+  FUZZ_CHECK(scan->record_bytes <= e.length);
   if (scan->has_shape) {
     b->shape = scan->shape.ToString();
     absl::Status v = ValidateShape(scan->shape, frame, scan->shape_offset);

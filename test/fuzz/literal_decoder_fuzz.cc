@@ -60,10 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<NpyHeader> h = ParseNpyHeader(one);
   FUZZ_CHECK(h.ok());
   FUZZ_CHECK(plan.type != nullptr);
-  FUZZ_CHECK(one.size() == h->header_bytes + plan.payload_bytes);
-  FUZZ_CHECK(plan.payload_bytes ==
+  FUZZ_CHECK(one.size() == h->header_bytes + plan.data_bytes);
+  FUZZ_CHECK(plan.data_bytes ==
              plan.element_count * plan.type->element_bytes);
-  FUZZ_CHECK(plan.payload_bytes <= body.size() * 8);
+  FUZZ_CHECK(plan.data_bytes <= body.size() * 8);
 
   MemorySource src(body);
   ArrayBuffer array;

@@ -60,10 +60,10 @@ class NpySink {
  public:
   explicit NpySink(K& sink) : sink_(sink) {}
 
-  absl::Status Begin(const NpyHeader& header, uint64_t payload_bytes) {
+  absl::Status Begin(const NpyHeader& header, uint64_t data_bytes) {
     if (begun_) return absl::FailedPreconditionError("NpySink: Begin twice");
     begun_ = true;
-    declared_ = payload_bytes;
+    declared_ = data_bytes;
     std::string h = FormatNpyHeader(header);
     header_bytes_ = h.size();
     if (!sink_.Write(h)) return sink_.status();

@@ -221,7 +221,7 @@ absl::StatusOr<ClassicSnapshot> IndexClassicSnapshot(S& src, ByteRange message,
 template <RewindableSource S>
 absl::StatusOr<std::optional<xla::ProgramShapeProto>> ClassicProgramShape(
     S& src, const ClassicSnapshot& snap, const Frame& frame) {
-  const Frame module_frame{frame.region, frame.index, "hlo_module"};
+  const Frame module_frame{frame.name, frame.index, "hlo_module"};
   std::string bytes;
   bool found = false;
   uint64_t first = 0;
@@ -247,7 +247,7 @@ absl::StatusOr<std::optional<xla::ProgramShapeProto>> ClassicProgramShape(
   }
   if (!found) return std::optional<xla::ProgramShapeProto>();
   absl::StatusOr<xla::ProgramShapeProto> ps = internal::ParseProgramShape(
-      bytes, Frame{frame.region, frame.index, "host_program_shape"}, first);
+      bytes, Frame{frame.name, frame.index, "host_program_shape"}, first);
   if (!ps.ok()) return ps.status();
   return std::optional<xla::ProgramShapeProto>(*std::move(ps));
 }

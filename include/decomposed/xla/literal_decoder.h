@@ -131,7 +131,7 @@ absl::Status EmitData(S& src, std::span<const ByteRange> ranges,
                       "a source that can seek back to the data",
                       "a source that cannot");
   };
-  if (plan.payload_bytes == 0 && !IsVarintEncoding(enc)) {
+  if (plan.data_bytes == 0 && !IsVarintEncoding(enc)) {
     *path = LiteralPath::kEmpty;
     return absl::OkStatus();
   }
@@ -187,7 +187,7 @@ absl::Status EmitData(S& src, std::span<const ByteRange> ranges,
         f.records ? f.first.offset : (ranges.empty() ? 0 : ranges[0].offset),
         absl::StrCat(plan.element_count, " elements of ", Sv(t.name), " for ",
                      plan.shape.ToString()),
-        absl::StrCat((plan.payload_bytes - out.remaining()) / eb,
+        absl::StrCat((plan.data_bytes - out.remaining()) / eb,
                      " elements"));
   }
   return absl::OkStatus();
@@ -196,7 +196,7 @@ absl::Status EmitData(S& src, std::span<const ByteRange> ranges,
 // Whether the planned array reaches `sink` through the transposing store,
 // and in which order it is announced.
 inline bool NeedsTranspose(const LiteralPlan& plan, const ArraySink& sink) {
-  if (plan.payload_bytes == 0) return false;
+  if (plan.data_bytes == 0) return false;
   return plan.order == PhysicalOrder::kPermuted ||
          (plan.order == PhysicalOrder::kColumnMajor &&
           !sink.AcceptsColumnMajor());
@@ -215,7 +215,7 @@ inline ArrayHeader ArrayHeaderFor(const LiteralPlan& plan,
                 ? ElementOrder::kColumnMajor
                 : ElementOrder::kRowMajor;
   h.element_count = plan.element_count;
-  h.byte_size = plan.payload_bytes;
+  h.byte_size = plan.data_bytes;
   h.size_proven = !IsVarintEncoding(plan.type->encoding);
   return h;
 }
@@ -229,7 +229,7 @@ inline ArrayHeader ArrayHeaderFor(const LiteralPlan& plan,
 inline std::optional<ByteRange> VerbatimRowMajorRun(const LiteralPlan& plan) {
   if (plan.type == nullptr) return std::nullopt;
   const DataEncoding enc = plan.type->encoding;
-  if (plan.payload_bytes == 0 && !IsVarintEncoding(enc)) return ByteRange{0, 0};
+  if (plan.data_bytes == 0 && !IsVarintEncoding(enc)) return ByteRange{0, 0};
   if (plan.order != PhysicalOrder::kRowMajor || IsVarintEncoding(enc)) {
     return std::nullopt;
   }
@@ -239,7 +239,7 @@ inline std::optional<ByteRange> VerbatimRowMajorRun(const LiteralPlan& plan) {
     return std::nullopt;
   }
   const ByteRange& r = enc == DataEncoding::kBytes ? f.last : f.first;
-  if (r.length != plan.payload_bytes) return std::nullopt;  // decode: error
+  if (r.length != plan.data_bytes) return std::nullopt;  // decode: error
   return r;
 }
 
@@ -271,7 +271,7 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
   const size_t cap = std::max<size_t>(options.buffer_bytes, 64);
   std::unique_ptr<char[]> buf(new char[cap]);
   LiteralPath path = LiteralPath::kGeneral;
-  internal::PayloadWriter out(sink, plan.payload_bytes, options.copy,
+  internal::PayloadWriter out(sink, plan.data_bytes, options.copy,
                               buf.get(), cap);
   if (options.on_payload) out.set_on_payload(&options.on_payload);
   if (!internal::NeedsTranspose(plan, sink)) {
@@ -307,7 +307,7 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
       }
     } else if constexpr (internal::FdBackedSource<S>) {
       // A file: tiles read with pread, in bounded memory (no temp copy).
-      if (one_run && run.length == plan.payload_bytes && src.size() &&
+      if (one_run && run.length == plan.data_bytes && src.size() &&
           run.offset + run.length <= *src.size()) {
         direct_view = true;
         const int fd = src.fd();
@@ -327,7 +327,7 @@ absl::Status DecodeLiteral(S& src, std::span<const ByteRange> ranges,
     }
     if (!direct_view) {
       internal::PhysicalStore store;
-      if (absl::Status s = store.Init(plan.payload_bytes,
+      if (absl::Status s = store.Init(plan.data_bytes,
                                       options.max_in_memory_transpose,
                                       options.temp_dir);
           !s.ok()) {

@@ -42,7 +42,7 @@
 //   if (absl::Status s = decomposed::ResolveArrayPlan(*plan, frame, 0); !s.ok())
 //     return s;
 //   // plan->type->name == "F32", plan->shape.dimensions == {2, 3},
-//   // plan->order == PhysicalOrder::kRowMajor, plan->payload_bytes == 24
+//   // plan->order == PhysicalOrder::kRowMajor, plan->data_bytes == 24
 #ifndef DECOMPOSED_XLA_LITERAL_PLAN_H_
 #define DECOMPOSED_XLA_LITERAL_PLAN_H_
 
@@ -103,12 +103,12 @@ struct LiteralPlan {
   // Indexed by LiteralProto field number (2..36 are data fields).
   LiteralFieldStats fields[kNumPrimitiveTypes];
   uint64_t records = 0;     // all records seen
-  uint64_t data_bytes = 0;  // payload / value bytes of every non-shape record
+  uint64_t record_bytes = 0;  // payload / value bytes of every non-shape record
 
   // Set by ResolveArrayPlan.
   const PrimitiveTypeInfo* type = nullptr;
   uint64_t element_count = 0;
-  uint64_t payload_bytes = 0;  // element_count * type->element_bytes
+  uint64_t data_bytes = 0;  // element_count * type->element_bytes
   PhysicalOrder order = PhysicalOrder::kRowMajor;
 };
 
@@ -229,7 +229,7 @@ absl::StatusOr<LiteralPlan> PlanRanges(S& src,
                             "shape (field 1) as a length-delimited message",
                             absl::StrCat("wire type ", static_cast<uint32_t>(r.wire_type)));
         }
-        plan.data_bytes += r.length;
+        plan.record_bytes += r.length;
         if (r.number == 10 && r.wire_type == wire::kLen) {
           if (plan.tuple_literals.size() >= limits::kMaxTupleLiterals) {
             return FrameError(absl::StatusCode::kResourceExhausted, frame,
@@ -273,7 +273,7 @@ absl::StatusOr<LiteralPlan> PlanRanges(S& src,
   if (plan.has_shape) {
     absl::StatusOr<Shape> s =
         ParseShapeParts(shape_bytes, shape_parts,
-                        Frame{frame.region, frame.index, "shape"});
+                        Frame{frame.name, frame.index, "shape"});
     if (!s.ok()) return s.status();
     plan.shape = *std::move(s);
   }
@@ -343,7 +343,7 @@ inline absl::Status CheckPlanShape(const LiteralPlan& plan, const Frame& frame,
 inline absl::Status ResolveArrayPlan(LiteralPlan& plan, const Frame& frame,
                                      uint64_t body_offset,
                                      bool lenient_layout = false) {
-  const Frame shape_frame{frame.region, frame.index, "shape"};
+  const Frame shape_frame{frame.name, frame.index, "shape"};
   if (lenient_layout && plan.has_shape && !plan.shape.has_layout &&
       !plan.shape.is_tuple() && plan.shape.element_type != 17 /* TOKEN */) {
     plan.shape.has_layout = true;
@@ -376,7 +376,7 @@ inline absl::Status ResolveArrayPlan(LiteralPlan& plan, const Frame& frame,
   if (!n.ok()) return n.status();
   plan.type = info;
   plan.element_count = *n;
-  plan.payload_bytes = *n * info->element_bytes;
+  plan.data_bytes = *n * info->element_bytes;
   const LiteralFieldStats& f = plan.fields[info->proto_field];
   const std::string field_name = absl::StrCat(
       Sv(info->name), " data (LiteralProto field ", info->proto_field, ")");
@@ -384,11 +384,11 @@ inline absl::Status ResolveArrayPlan(LiteralPlan& plan, const Frame& frame,
   switch (info->encoding) {
     case DataEncoding::kBytes: {
       uint64_t have = f.records ? f.last.length : 0;
-      if (have != plan.payload_bytes) {
+      if (have != plan.data_bytes) {
         return FrameError(
             absl::StatusCode::kInvalidArgument, frame,
             f.records ? f.last.offset : body_offset,
-            absl::StrCat(plan.payload_bytes, " bytes of ", field_name, " (",
+            absl::StrCat(plan.data_bytes, " bytes of ", field_name, " (",
                          *n, " elements of ", shape.ToString(), ")"),
             f.records ? absl::StrCat(have, " bytes") : std::string("no data"));
       }
