@@ -183,15 +183,19 @@ struct SpilledInput {
   SnapshotTypeEvidence evidence;
 };
 
+// The spilled copy of a stream input already read, or nullptr. With `file`
+// (the input just opened), reads it and keeps its copy.
 absl::StatusOr<const SpilledInput*> SpilledStream(const std::string& path,
-                                                  SnapshotType requested) {
+                                                  SnapshotType requested,
+                                                  InputFile* file) {
   static auto* cache = new std::map<std::pair<std::string, SnapshotType>,
                                     std::unique_ptr<SpilledInput>>();
   static auto* mu = new std::mutex();
   std::lock_guard<std::mutex> lock(*mu);
   auto& slot = (*cache)[{path, requested}];
-  if (slot) return slot.get();
-  absl::StatusOr<SnapshotInput> in = OpenSnapshotInput(path, requested);
+  if (slot || file == nullptr) return slot.get();
+  absl::StatusOr<SnapshotInput> in =
+      OpenSnapshotInput(path, std::move(*file), requested);
   if (!in.ok()) return in.status();
   if (!in->is_stream()) return nullptr;
   absl::StatusOr<OwnedFd> fd = SpillSnapshotInput(*in);
@@ -203,8 +207,11 @@ absl::StatusOr<const SpilledInput*> SpilledStream(const std::string& path,
 
 absl::StatusOr<std::unique_ptr<FdSource>> DupSource(const SpilledInput& in,
                                                     const std::string& path) {
-  int fd = ::fcntl(in.fd.get(), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", path));
+  // A new open file description, so that each set has its own file offset
+  // (FdSource reads with read(2)); a dup would share one.
+  const std::string self = absl::StrCat("/proc/self/fd/", in.fd.get());
+  int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("reopening ", path));
   return std::make_unique<FdSource>(OwnedFd(fd));
 }
 
@@ -223,13 +230,18 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& pat
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
                                                            bool inputs,
                                                            SnapshotType type) {
-  if (absl::StatusOr<InputFile> f = OpenInput(path); !f.ok()) {
-    return f.status();
-  } else if (!f->regular || IsStdin(path)) {
-    f->fd.Reset();
-    // A stream: spilled whole once (a set reads its literals in any order).
-    absl::StatusOr<const SpilledInput*> in = SpilledStream(path, type);
-    if (!in.ok()) return in.status();
+  // A stream is spilled whole once (a set reads its literals in any order;
+  // stats opens its input twice, and a pipe can be read only once).
+  absl::StatusOr<const SpilledInput*> in = SpilledStream(path, type, nullptr);
+  if (in.ok() && *in == nullptr) {
+    absl::StatusOr<InputFile> f = OpenInput(path);
+    if (!f.ok()) return f.status();
+    if (!f->regular || IsStdin(path)) {
+      in = SpilledStream(path, type, &*f);
+    }
+  }
+  if (!in.ok()) return in.status();
+  if (*in != nullptr) {
     absl::StatusOr<std::unique_ptr<TensorSet>> set =
         (*in)->type == SnapshotType::kDecomposed
             ? DecomposedSetOf(path, inputs, DupSource(**in, path))
