@@ -367,10 +367,14 @@ TEST_F(UnpackTest, CreatesTheOutputDirectory) {
   EXPECT_FALSE(Exists(out_ + "c"));
 }
 
-TEST_F(UnpackTest, NonRegularInputIsRejected) {
+// A character device is read as a stream (SpoolSource), as a pipe is:
+// /dev/null is then an empty input, named by its path.
+TEST_F(UnpackTest, NonRegularInputIsReadAsAStream) {
   absl::Status s = Unpack("/dev/null", Options(SnapshotType::kDecomposed, false));
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("regular file"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("found an empty file (an interrupted capture leaves "
+                        "one) (at byte 0 of /dev/null)"));
 }
 
 TEST_F(UnpackTest, LenientLengthByte) {

@@ -67,6 +67,16 @@ inline constexpr uint64_t kMaxSidecarBytes = 1 << 20;
 // least this much buffer.
 inline constexpr size_t kMaxPull = 4096;
 
+// --- Streaming input (io/spool_source.h) ------------------------------------
+
+// Bytes of a pipe that SpoolSource keeps in memory so that a reader can go
+// back (a literal is planned, then read; detection reads region [0] and the
+// first element, then starts over). Past it the retained bytes go to an
+// unlinked temp file under $TMPDIR (else /tmp): memory stays bounded
+// whatever the element sizes, and 64 MiB keeps every literal of a typical
+// capture (and region [0], bounded by kMaxMessageBytes) off the disk.
+inline constexpr size_t kSpoolMemoryBytes = size_t{64} << 20;
+
 // --- capture: input-snapshot bundles and torch.save (.pt) files ---
 
 // meta.json is a few KiB and is read whole.

@@ -100,17 +100,24 @@ inline absl::Status TruncatedError(const Frame& frame, uint64_t offset,
                    " but ", remaining, " remain (at byte ", offset, ")"));
 }
 
+// The input path that means standard input ("-", as for cat and tar).
+inline constexpr std::string_view kStdinPath = "-";
+
 // Appends " of <path>" to the message when it ends in a byte position, or
 // " (<path>)" otherwise, keeping the code. Used at API boundaries that know
-// the file name.
+// the file name. Standard input (kStdinPath) is marked ", from stdin" and
+// " (from stdin)": "... (at byte 4113, from stdin)". This is the one place
+// that names the input in a message.
 inline absl::Status WithFile(const absl::Status& s, std::string_view path) {
   if (s.ok() || path.empty()) return s;
+  const bool stdin_input = path == kStdinPath;
   std::string msg(s.message());
   if (!msg.empty() && msg.back() == ')') {
     msg.pop_back();
-    absl::StrAppend(&msg, " of ", Sv(path), ")");
+    absl::StrAppend(&msg, stdin_input ? ", from stdin" : " of ",
+                    stdin_input ? "" : Sv(path), ")");
   } else {
-    absl::StrAppend(&msg, " (", Sv(path), ")");
+    absl::StrAppend(&msg, " (", stdin_input ? "from stdin" : Sv(path), ")");
   }
   return absl::Status(s.code(), msg);
 }

@@ -4,10 +4,13 @@
 // forwards the row-major chunks.
 #include "decomposed/analysis/snapshot_set.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,6 +20,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/io/input.h"
 #include "decomposed/snapshot/classic.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
@@ -101,9 +105,11 @@ absl::Status LiteralListSet::Stream(size_t i, const ChunkFn& emit) {
       path_);
 }
 
-absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
-    const std::string& path, bool inputs) {
-  absl::StatusOr<std::unique_ptr<FdSource>> src = OpenSource(path);
+namespace {
+
+absl::StatusOr<std::unique_ptr<TensorSet>> DecomposedSetOf(
+    const std::string& path, bool inputs,
+    absl::StatusOr<std::unique_ptr<FdSource>> src) {
   if (!src.ok()) return src.status();
   std::vector<LiteralRef> refs;
   DecomposedReader<FdSource> reader(**src);
@@ -135,9 +141,9 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
       *std::move(src), std::move(refs), /*both=*/true));
 }
 
-absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& path,
-                                                          bool inputs) {
-  absl::StatusOr<std::unique_ptr<FdSource>> opened = OpenSource(path);
+absl::StatusOr<std::unique_ptr<TensorSet>> ClassicSetOf(
+    const std::string& path, bool inputs,
+    absl::StatusOr<std::unique_ptr<FdSource>> opened) {
   if (!opened.ok()) return opened.status();
   FdSource& src = **opened;
   std::vector<LiteralRef> refs;
@@ -168,9 +174,83 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& pat
       *std::move(opened), std::move(refs), /*both=*/true));
 }
 
+// A stream input (a pipe, a FIFO, "-") spilled whole to a temp file, kept
+// for the life of the process: stats opens an input twice (outputs, then
+// inputs), and a pipe can be read only once.
+struct SpilledInput {
+  OwnedFd fd;
+  SnapshotType type;
+  SnapshotTypeEvidence evidence;
+};
+
+// The spilled copy of a stream input already read, or nullptr. With `file`
+// (the input just opened), reads it and keeps its copy.
+absl::StatusOr<const SpilledInput*> SpilledStream(const std::string& path,
+                                                  SnapshotType requested,
+                                                  InputFile* file) {
+  static auto* cache = new std::map<std::pair<std::string, SnapshotType>,
+                                    std::unique_ptr<SpilledInput>>();
+  static auto* mu = new std::mutex();
+  std::lock_guard<std::mutex> lock(*mu);
+  auto& slot = (*cache)[{path, requested}];
+  if (slot || file == nullptr) return slot.get();
+  absl::StatusOr<SnapshotInput> in =
+      OpenSnapshotInput(path, std::move(*file), requested);
+  if (!in.ok()) return in.status();
+  if (!in->is_stream()) return nullptr;
+  absl::StatusOr<OwnedFd> fd = SpillSnapshotInput(*in);
+  if (!fd.ok()) return fd.status();
+  slot = std::make_unique<SpilledInput>(
+      SpilledInput{*std::move(fd), in->type, in->evidence});
+  return slot.get();
+}
+
+absl::StatusOr<std::unique_ptr<FdSource>> DupSource(const SpilledInput& in,
+                                                    const std::string& path) {
+  // A new open file description, so that each set has its own file offset
+  // (FdSource reads with read(2)); a dup would share one.
+  const std::string self = absl::StrCat("/proc/self/fd/", in.fd.get());
+  int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("reopening ", path));
+  return std::make_unique<FdSource>(OwnedFd(fd));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(
+    const std::string& path, bool inputs) {
+  return DecomposedSetOf(path, inputs, OpenSource(path));
+}
+
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& path,
+                                                          bool inputs) {
+  return ClassicSetOf(path, inputs, OpenSource(path));
+}
+
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& path,
                                                            bool inputs,
                                                            SnapshotType type) {
+  // A stream is spilled whole once (a set reads its literals in any order;
+  // stats opens its input twice, and a pipe can be read only once).
+  absl::StatusOr<const SpilledInput*> in = SpilledStream(path, type, nullptr);
+  if (in.ok() && *in == nullptr) {
+    absl::StatusOr<InputFile> f = OpenInput(path);
+    if (!f.ok()) return f.status();
+    if (!f->regular || IsStdin(path)) {
+      in = SpilledStream(path, type, &*f);
+    }
+  }
+  if (!in.ok()) return in.status();
+  if (*in != nullptr) {
+    absl::StatusOr<std::unique_ptr<TensorSet>> set =
+        (*in)->type == SnapshotType::kDecomposed
+            ? DecomposedSetOf(path, inputs, DupSource(**in, path))
+            : ClassicSetOf(path, inputs, DupSource(**in, path));
+    if (!set.ok()) {
+      return WithSnapshotTypeHint(set.status(), (*in)->evidence, (*in)->type);
+    }
+    return set;
+  }
   // The empty-file rule and the type hint of every reader
   // (docs/format.md §7.8).
   absl::StatusOr<SnapshotType> t = ResolveSnapshotType(path, type);

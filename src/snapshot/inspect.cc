@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/limited_source.h"
+#include "decomposed/io/spool_source.h"
 #include "decomposed/snapshot/classic.h"
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/proto/hlo.pb.h"
@@ -31,10 +32,11 @@ absl::Status ScanLiteral(S& body, uint64_t length, const Frame& frame,
 
 // Scans every element of one list: where it is, and its shape.
 template <ByteSource S>
-absl::Status ScanList(BlockReader<S>& list,
+absl::Status ScanList(S& src, BlockReader<S>& list,
                       std::vector<InspectedLiteral>* out) {
   ElementInfo e;
   for (;;) {
+    ReleaseBefore(src, src.position());  // a stream keeps one element
     absl::StatusOr<bool> more = list.Next(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
@@ -112,7 +114,8 @@ std::optional<InspectedModule> ModuleInfo(const std::string& snapshot) {
   return m;
 }
 
-absl::Status InspectDecomposed(MmapSource& src, const InspectOptions& options,
+template <RewindableSource S>
+absl::Status InspectDecomposed(S& src, const InspectOptions& options,
                                InspectReport* report) {
   DecomposedReader reader(src, options.read);
   std::string snapshot;
@@ -124,14 +127,14 @@ absl::Status InspectDecomposed(MmapSource& src, const InspectOptions& options,
   absl::StatusOr<uint64_t> n = reader.StartInputs();
   if (!n.ok()) return n.status();
   report->input_count_offset = reader.inputs().count_offset();
-  if (absl::Status s = ScanList(reader.inputs(), &report->inputs); !s.ok()) {
+  if (absl::Status s = ScanList(src, reader.inputs(), &report->inputs); !s.ok()) {
     return s;
   }
   absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
   if (!m.ok()) return m.status();
   if (m->has_value()) {
     report->output_count_offset = reader.outputs().count_offset();
-    if (absl::Status s = ScanList(reader.outputs(), &report->outputs);
+    if (absl::Status s = ScanList(src, reader.outputs(), &report->outputs);
         !s.ok()) {
       return s;
     }
@@ -182,18 +185,40 @@ absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
 
 absl::StatusOr<InspectReport> InspectFile(const std::string& path,
                                           const InspectOptions& options) {
-  absl::StatusOr<SnapshotType> type =
-      ResolveSnapshotType(path, options.snapshot_type);
-  if (!type.ok()) return type.status();
-  MmapSource src(path);
-  if (!src.status().ok()) return src.status();
+  absl::StatusOr<SnapshotInput> in =
+      OpenSnapshotInput(path, options.snapshot_type);
+  if (!in.ok()) return in.status();
+  const SnapshotType type = in->type;
   InspectReport report;
-  report.type = *type;
-  report.file_size = *src.size();
-  absl::Status s = *type == SnapshotType::kClassic
-                       ? InspectClassic(src, options, &report)
-                       : InspectDecomposed(src, options, &report);
-  if (!s.ok()) return WithSnapshotTypeHint(WithFile(s, path), path, *type);
+  report.type = type;
+  if (!in->is_stream()) {
+    MmapSource src(path);
+    if (!src.status().ok()) return src.status();
+    report.file_size = *src.size();
+    absl::Status s = type == SnapshotType::kClassic
+                         ? InspectClassic(src, options, &report)
+                         : InspectDecomposed(src, options, &report);
+    if (!s.ok()) return WithSnapshotTypeHint(WithFile(s, path), path, type);
+    return report;
+  }
+  absl::Status s;
+  if (type == SnapshotType::kClassic) {
+    // Read twice (indexed, then each literal): spilled whole first.
+    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
+    if (!spilled.ok()) return spilled.status();
+    MmapSource src(*spilled, path);
+    if (!src.status().ok()) return src.status();
+    report.file_size = *src.size();
+    s = InspectClassic(src, options, &report);
+  } else {
+    // One pass: Finish() reads to the end, so the size is known after.
+    SpoolSource<OwnedFd>& src = *in->stream;
+    s = InspectDecomposed(src, options, &report);
+    report.file_size = src.size().value_or(src.position());
+  }
+  if (!s.ok()) {
+    return WithSnapshotTypeHint(WithFile(s, path), in->evidence, type);
+  }
   return report;
 }
 

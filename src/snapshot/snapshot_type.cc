@@ -8,6 +8,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/io/input.h"
 #include "decomposed/status.h"
 #include "decomposed/wire/format.h"
 
@@ -49,45 +50,13 @@ absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotType(
     return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
   }
   FdSource src(std::move(fd));
-  SnapshotTypeEvidence out;
-  if (!src.size() || *src.size() == 0) return out;
-  DecomposedReader<FdSource> reader(src);
-  absl::StatusOr<ElementInfo> snapshot = reader.ReadHeader(nullptr);
-  if (snapshot.ok()) {
-    absl::StatusOr<uint64_t> n = reader.StartInputs();
-    ElementInfo e;
-    if (n.ok() && (*n == 0 || reader.NextInput(&e).ok())) {
-      out.type = SnapshotType::kDecomposed;
-      out.evidence = absl::StrCat("region [0] box of ", snapshot->length,
-                                  " bytes at byte ", snapshot->box_offset);
-    }
-  } else if (snapshot.status().code() == absl::StatusCode::kResourceExhausted) {
-    // A held region [0] of 2 GiB or more: decomposed, and the decomposed
-    // reader then says precisely what is wrong.
-    out.type = SnapshotType::kDecomposed;
-    out.evidence = "a region [0] box declaring 2 GiB or more at byte 0";
-  }
-  if (!src.status().ok()) return WithFile(src.status(), path);
-  if (out.type == SnapshotType::kClassic) {
-    // Protobuf writes HloSnapshot field 1 (hlo, length-delimited) first:
-    // tag 0x0a, then a length that must fit in the file.
-    if (src.Seek(0)) {
-      src.Pull(11);  // fewer at the end of a tiny file
-      const char* p = src.cursor();
-      const char* end = src.limit();
-      uint64_t len = 0;
-      if (p < end && static_cast<uint8_t>(*p) == 0x0a) {
-        const char* q = p + 1;
-        if (wire::ReadVarint(&q, end, &len) == wire::VarintResult::kOk &&
-            len <= *src.size() - static_cast<uint64_t>(q - p)) {
-          out.evidence = absl::StrCat("HloSnapshot field 1 (hlo) of ", len,
-                                      " bytes at byte 0");
-        }
-      }
-    }
-    if (!src.status().ok()) return WithFile(src.status(), path);
-  }
-  return out;
+  // A source of unknown size opened by name (a FIFO) is not read here: it
+  // could not be read again. Streams are described on their SpoolSource
+  // (OpenSnapshotInput).
+  if (!src.size() || *src.size() == 0) return SnapshotTypeEvidence();
+  absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotSource(src);
+  if (!e.ok()) return WithFile(e.status(), path);
+  return e;
 }
 
 absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path) {
@@ -104,21 +73,36 @@ absl::StatusOr<SnapshotType> ResolveSnapshotType(const std::string& path,
   }
   FdSource src(std::move(fd));
   if (src.size() && *src.size() == 0) {
-    return WithFile(
-        FrameError(absl::StatusCode::kInvalidArgument, Frame{"file"}, 0,
-                   "a snapshot",
-                   "an empty file (an interrupted capture leaves one)"),
-        path);
+    return EmptySnapshotError(path);
   }
   if (requested != SnapshotType::kAuto) return requested;
   return DetectSnapshotType(path);
+}
+
+absl::Status EmptySnapshotError(const std::string& path) {
+  return WithFile(
+      FrameError(absl::StatusCode::kInvalidArgument, Frame{"file"}, 0,
+                 "a snapshot",
+                 "an empty file (an interrupted capture leaves one)"),
+      path);
 }
 
 absl::Status WithSnapshotTypeHint(const absl::Status& failure,
                                   const std::string& path, SnapshotType used) {
   if (failure.ok() || used == SnapshotType::kAuto) return failure;
   absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(path);
-  if (!e.ok() || e->type == used || e->evidence.empty()) return failure;
+  if (!e.ok()) return failure;
+  return WithSnapshotTypeHint(failure, *e, used);
+}
+
+absl::Status WithSnapshotTypeHint(const absl::Status& failure,
+                                  const SnapshotTypeEvidence& evidence,
+                                  SnapshotType used) {
+  const SnapshotTypeEvidence* e = &evidence;
+  if (failure.ok() || used == SnapshotType::kAuto || e->type == used ||
+      e->evidence.empty()) {
+    return failure;
+  }
   const bool decomposed = e->type == SnapshotType::kDecomposed;
   return absl::Status(
       failure.code(),
@@ -126,6 +110,53 @@ absl::Status WithSnapshotTypeHint(const absl::Status& failure,
                    decomposed ? "decomposed snapshot" : "classic HloSnapshot",
                    " (", e->evidence, "); use --snapshot-type=",
                    Sv(SnapshotTypeName(e->type))));
+}
+
+absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
+                                                SnapshotType requested) {
+  absl::StatusOr<InputFile> file = OpenInput(path);
+  if (!file.ok()) return file.status();
+  return OpenSnapshotInput(path, *std::move(file), requested);
+}
+
+absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
+                                                InputFile opened,
+                                                SnapshotType requested) {
+  InputFile* file = &opened;
+  SnapshotInput in;
+  in.path = path;
+  if (file->regular && !IsStdin(path)) {
+    file->fd.Reset();  // read by path, by the regular-file code
+    absl::StatusOr<SnapshotType> t = ResolveSnapshotType(path, requested);
+    if (!t.ok()) return t.status();
+    in.type = *t;
+    return in;
+  }
+  // Standard input redirected from a file is read as a stream too: the
+  // regular-file code opens inputs by name.
+  in.stream = std::make_unique<SpoolSource<OwnedFd>>(std::move(file->fd));
+  SpoolSource<OwnedFd>& src = *in.stream;
+  if (!src.Pull(1)) {
+    if (!src.status().ok()) return WithFile(src.status(), path);
+    return EmptySnapshotError(path);
+  }
+  absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotSource(src);
+  if (!e.ok()) return WithFile(e.status(), path);
+  in.evidence = *e;
+  in.type = requested == SnapshotType::kAuto ? e->type : requested;
+  if (!src.Seek(0)) {
+    return absl::InternalError("the spool cannot seek back to byte 0");
+  }
+  return in;
+}
+
+absl::StatusOr<OwnedFd> SpillSnapshotInput(SnapshotInput& in) {
+  if (!in.is_stream()) {
+    return absl::FailedPreconditionError("SpillSnapshotInput: not a stream");
+  }
+  absl::StatusOr<OwnedFd> fd = in.stream->SpillAll();
+  if (!fd.ok()) return WithFile(fd.status(), in.path);
+  return fd;
 }
 
 }  // namespace decomposed

@@ -12,6 +12,8 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/dirs.h"
+#include "decomposed/io/input.h"
+#include "decomposed/io/spool_source.h"
 #include "decomposed/limits.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
@@ -387,11 +389,14 @@ absl::Status UnpackClassic(S& src, const UnpackOptions& options,
 }
 
 // Writes every element of one list, each decoded from its bounded view.
+// Before each element the source may free what precedes it (a SpoolSource:
+// nothing is read twice but the element in hand).
 template <RewindableSource S>
-absl::Status UnpackList(BlockReader<S>& list, HloSnapshotSink& sink,
+absl::Status UnpackList(S& src, BlockReader<S>& list, HloSnapshotSink& sink,
                         UnpackedKind kind) {
   ElementInfo e;
   for (;;) {
+    ReleaseBefore(src, src.position());
     absl::StatusOr<bool> more = list.Next(&e);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
@@ -439,7 +444,8 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
   if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {
     return n.status();
   }
-  if (absl::Status s = UnpackList(reader.inputs(), sink, UnpackedKind::kInput);
+  if (absl::Status s =
+          UnpackList(src, reader.inputs(), sink, UnpackedKind::kInput);
       !s.ok()) {
     return s;
   }
@@ -450,7 +456,7 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
     return m.status();
   }
   if (absl::Status s =
-          UnpackList(reader.outputs(), sink, UnpackedKind::kOutput);
+          UnpackList(src, reader.outputs(), sink, UnpackedKind::kOutput);
       !s.ok()) {
     return s;
   }
@@ -458,46 +464,75 @@ absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
   return sink.Finish();
 }
 
-absl::Status OpenInput(const std::string& path, OwnedFd* fd) {
-  absl::Status s = OpenForReading(path, fd);
-  if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
+// Reads a stream to its end without keeping it, so that the program writing
+// into the pipe is not cut off (a decomposed unpack without
+// dump-snapshot-outputs stops reading after region [1]).
+template <class S>
+void Drain(S& src) {
+  while (src.Pull(1)) {
+    src.Release(src.position());
+    src.Advance(src.available());
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written) {
-  OwnedFd fd;
-  if (absl::Status s = OpenInput(path, &fd); !s.ok()) return s;
-  FdSource src(std::move(fd));
-  if (!src.size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": the input must be a regular file (unpacking seeks in it)"));
-  }
+  absl::StatusOr<InputFile> file = OpenInput(path);
+  if (!file.ok()) return file.status();
   if (options.create_output_dir &&
       options.output_format == UnpackFormat::kNpyFiles) {
     if (absl::Status s = EnsureOutputDir(options.output_prefix); !s.ok()) {
       return s;
     }
   }
-  absl::StatusOr<SnapshotType> type =
-      ResolveSnapshotType(path, options.snapshot_type);
-  if (!type.ok()) return type.status();
-  absl::Status s = *type == SnapshotType::kClassic
-                       ? UnpackClassic(src, options, written)
-                       : UnpackDecomposed(src, options, written);
-  if (s.ok() && options.progress) options.progress(*src.size());  // all read
-  return WithSnapshotTypeHint(WithFile(s, path), path, *type);
+  absl::StatusOr<SnapshotInput> in =
+      OpenSnapshotInput(path, *std::move(file), options.snapshot_type);
+  if (!in.ok()) return in.status();
+  const SnapshotType type = in->type;
+  if (!in->is_stream()) {
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(path, &fd); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
+    }
+    FdSource src(std::move(fd));
+    absl::Status s = type == SnapshotType::kClassic
+                         ? UnpackClassic(src, options, written)
+                         : UnpackDecomposed(src, options, written);
+    if (s.ok() && options.progress) options.progress(*src.size());  // all read
+    return WithSnapshotTypeHint(WithFile(s, path), path, type);
+  }
+  // A stream. Classic: read twice (indexed, then its literals), so spilled
+  // whole to an unlinked temp file first. Decomposed: read in one pass,
+  // each element retained only while it is decoded.
+  absl::Status s;
+  std::optional<uint64_t> total;
+  if (type == SnapshotType::kClassic) {
+    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
+    if (!spilled.ok()) return spilled.status();
+    FdSource src(*std::move(spilled));
+    s = UnpackClassic(src, options, written);
+    total = src.size();
+  } else {
+    SpoolSource<OwnedFd>& src = *in->stream;
+    s = UnpackDecomposed(src, options, written);
+    if (s.ok()) {
+      Drain(src);
+      if (!src.status().ok()) s = src.status();
+    }
+    total = src.size();
+  }
+  if (s.ok() && options.progress) options.progress(total.value_or(0));
+  return WithSnapshotTypeHint(WithFile(s, path), in->evidence, type);
 }
 
 absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
                                   std::vector<UnpackedFile>* written) {
   if (cl.unsupported_snapshot_type) {
-    OwnedFd fd;
-    if (absl::Status s = OpenInput(cl.snapshot, &fd); !s.ok()) return s;
+    if (absl::StatusOr<InputFile> f = OpenInput(cl.snapshot); !f.ok()) {
+      return f.status();
+    }
     return absl::InvalidArgumentError("ERROR: Unsupported snapshot format");
   }
   return Unpack(cl.snapshot, cl.options, written);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/io/spool_source.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/proto/hlo.pb.h"
@@ -58,8 +59,8 @@ absl::Status CheckSnapshotBytes(std::string_view bytes, const Frame& frame,
   return absl::OkStatus();
 }
 
-void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
-                      VerifyReport* r) {
+template <RewindableSource S>
+void VerifyDecomposed(S& src, const VerifyOptions& options, VerifyReport* r) {
   DecomposedReadOptions ro;
   ro.box = options.box;
   DecomposedReader reader(src, ro);
@@ -78,10 +79,10 @@ void VerifyDecomposed(MmapSource& src, const VerifyOptions& options,
   header.clear();
   header.shrink_to_fit();
   // Checks every element of one list; false after a framing error.
-  auto check_list = [&](BlockReader<MmapSource>& list,
-                        uint64_t* count) -> bool {
+  auto check_list = [&](BlockReader<S>& list, uint64_t* count) -> bool {
     ElementInfo e;
     for (;;) {
+      ReleaseBefore(src, src.position());  // a stream keeps one element
       absl::StatusOr<bool> more = list.Next(&e);
       if (!more.ok()) {
         fatal(more.status());
@@ -171,29 +172,50 @@ VerifyProblem ProblemFromStatus(const absl::Status& s) {
 
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options) {
-  absl::StatusOr<SnapshotType> type =
-      ResolveSnapshotType(path, options.snapshot_type);
-  if (!type.ok()) {
+  absl::StatusOr<SnapshotInput> in =
+      OpenSnapshotInput(path, options.snapshot_type);
+  if (!in.ok()) {
     // An empty file is a problem of the file, reported as one.
-    if (type.status().code() != absl::StatusCode::kInvalidArgument) {
-      return type.status();
+    if (in.status().code() != absl::StatusCode::kInvalidArgument) {
+      return in.status();
     }
     VerifyReport r;
     r.path = path;
-    r.problems.push_back(ProblemFromStatus(type.status()));
+    r.problems.push_back(ProblemFromStatus(in.status()));
     return r;
   }
-  MmapSource src(path);
-  if (!src.status().ok()) return src.status();
+  const SnapshotType* type = &in->type;
   VerifyReport r;
   r.path = path;
   r.type = *type;
-  if (*type == SnapshotType::kDecomposed) {
+  if (!in->is_stream()) {
+    MmapSource src(path);
+    if (!src.status().ok()) return src.status();
+    if (*type == SnapshotType::kDecomposed) {
+      VerifyDecomposed(src, options, &r);
+    } else {
+      VerifyClassic(src, options, &r);
+    }
+    if (options.progress) options.progress(*src.size());
+  } else if (*type == SnapshotType::kDecomposed) {
+    // One pass; each element is retained only while it is checked.
+    SpoolSource<OwnedFd>& src = *in->stream;
     VerifyDecomposed(src, options, &r);
+    while (src.Pull(1)) {  // drain the pipe after a framing error
+      src.Release(src.position());
+      src.Advance(src.available());
+    }
+    if (!src.status().ok()) return WithFile(src.status(), path);
+    if (options.progress) options.progress(src.size().value_or(0));
   } else {
+    // Classic: read twice, so spilled whole to a temp file first.
+    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
+    if (!spilled.ok()) return spilled.status();
+    MmapSource src(*spilled, path);
+    if (!src.status().ok()) return src.status();
     VerifyClassic(src, options, &r);
+    if (options.progress) options.progress(*src.size());
   }
-  if (options.progress) options.progress(*src.size());
   if (options.strict) {
     r.problems.insert(r.problems.begin(), r.warnings.begin(),
                       r.warnings.end());
@@ -202,8 +224,11 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
   if (!r.problems.empty()) {
     // A first problem that the other type explains says so.
     VerifyProblem& p = r.problems.front();
-    absl::Status hinted = WithSnapshotTypeHint(
-        absl::Status(p.code, p.message), path, *type);
+    const absl::Status failure(p.code, p.message);
+    absl::Status hinted =
+        in->is_stream()
+            ? WithSnapshotTypeHint(failure, in->evidence, *type)
+            : WithSnapshotTypeHint(failure, path, *type);
     p.message = std::string(hinted.message());
   }
   return r;

@@ -13,6 +13,17 @@ runs a second time under that address-space limit (RLIMIT_AS, as `ulimit -v`
 does), proving no declared size is allocated. (Not for sanitizer builds:
 ASan reserves terabytes of address space.)
 
+Every case of a command that reads a snapshot (inspect, verify, unpack,
+compare, stats) also runs with the same bytes through a pipe on stdin
+(`-`) and through a FIFO path (compare and stats: the snapshot files;
+.npy and .pt files are told by their names), and must give what the
+regular file gave:
+the same exit code, the same output files and bytes, and the same output
+text once the input is named as such (`(at byte N of PATH)` becomes
+`(at byte N, from stdin)`, `(PATH)` becomes `(from stdin)`, any other
+PATH `-`; a FIFO is named by its path). The empty file read from a pipe
+is one of these cases.
+
 Rows marked "provisional" were written from the spec before the command
 existed: their exit code and crash checks are enforced; a frame or fragment
 mismatch is printed as a warning to update the manifest, not a failure.
@@ -27,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD_OUTPUT = re.compile(r"Sanitizer|runtime error|terminate called|"
@@ -104,6 +116,98 @@ def limit_memory(mib):
     return f
 
 
+STREAM_COMMANDS = {"inspect", "verify", "unpack", "compare",
+                   "compare actual", "stats"}
+
+
+def tree(out_dir):
+    """{relative name: bytes} of every file under out_dir."""
+    out = {}
+    for root, _, names in os.walk(out_dir):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, out_dir)] = f.read()
+    return out
+
+
+def feed_fifo(fifo, data, done):
+    """Writes data into fifo once a reader opens it (or gives up at done)."""
+    fd = -1
+    while fd < 0 and not done.is_set():
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            done.wait(0.002)
+    if fd < 0:
+        return
+    os.set_blocking(fd, True)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view[:1 << 16]):]
+    except OSError:  # the reader stopped early (EPIPE)
+        pass
+    finally:
+        os.close(fd)
+
+
+def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
+    """Runs the case with the bytes of path on stdin ("stdin") or through a
+    FIFO ("fifo"); compares with base = (returncode, text, tree, out_dir)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out_dir = tempfile.mkdtemp(prefix=f"corpus-{mode}-")
+    fifo_dir = tempfile.mkdtemp(prefix="corpus-fifo-")
+    fifo = os.path.join(fifo_dir, "snapshot.fifo")
+    try:
+        name = "-" if mode == "stdin" else fifo
+        argv = argv_for(cli, row["command"], path, out_dir, files_dir)
+        argv = [name if a == path else a for a in argv]
+        done = threading.Event()
+        feeder = None
+        if mode == "fifo":
+            os.mkfifo(fifo)
+            feeder = threading.Thread(target=feed_fifo,
+                                      args=(fifo, data, done))
+            feeder.start()
+        try:
+            p = subprocess.run(argv, capture_output=True,
+                               input=data if mode == "stdin" else b"",
+                               timeout=120, cwd=out_dir,
+                               preexec_fn=limit_memory(mem_mib) if mem_mib
+                               else None)
+        except subprocess.TimeoutExpired:
+            return [f"{mode}: hang: no exit within 120 s"]
+        finally:
+            done.set()
+            if feeder:
+                feeder.join()
+        problems = []
+        code, text, files, base_out = base
+        if p.returncode != code:
+            problems.append(f"{mode}: exit {p.returncode}, the file's {code}")
+        got = (p.stderr + p.stdout).decode("utf-8", "replace")
+        got = got.replace(out_dir, "<OUT>")
+        want = text.replace(base_out, "<OUT>")
+        if mode == "stdin":
+            want = (want.replace(f" of {path})", ", from stdin)")
+                        .replace(f" ({path})", " (from stdin)")
+                        .replace(path, "-"))
+        else:
+            want = want.replace(path, fifo)
+        if got != want:
+            problems.append(f"{mode}: output differs from the file's:\n"
+                            f"       file : {want.strip()!r}\n"
+                            f"       {mode:5}: {got.strip()!r}")
+        if tree(out_dir) != files:
+            problems.append(f"{mode}: output files differ from the file's")
+        return problems
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        shutil.rmtree(fifo_dir, ignore_errors=True)
+
+
 def run_case(row, cli, files_dir, mem_mib):
     path = os.path.join(files_dir, row["file"])
     out_dir = tempfile.mkdtemp(prefix="corpus-")
@@ -131,6 +235,14 @@ def run_case(row, cli, files_dir, mem_mib):
             if row[key] and row[key] not in text:
                 expectation.append(f"{key} {row[key]!r} not in message")
         hard.extend(check_outputs(out_dir))
+        # compare and stats tell .npy and .pt files by their names: only
+        # snapshots are read from a stream.
+        if row["command"] in STREAM_COMMANDS and os.path.isfile(path) and \
+                not path.endswith((".npy", ".pt")):
+            base = (p.returncode, p.stderr + p.stdout, tree(out_dir), out_dir)
+            for mode in ("stdin", "fifo"):
+                hard.extend(run_stream(row, cli, files_dir, mem_mib, mode,
+                                       path, base))
         return hard, soft, msg
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)

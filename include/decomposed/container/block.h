@@ -64,6 +64,11 @@ class BlockReader {
     count_ = *n;
     index_ = 0;
     started_ = true;
+    // A pipe (SpoolSource) reads ahead the bytes the count needs at least,
+    // so that a count it cannot hold fails as it does in a file.
+    HoldAhead(src_, count_ > ~uint64_t{0} / kMinBoxBytes
+                        ? ~uint64_t{0}
+                        : count_ * kMinBoxBytes);
     std::optional<uint64_t> rem = Remaining(src_);
     if (rem && count_ > *rem / kMinBoxBytes) {
       return FrameError(

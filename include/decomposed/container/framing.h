@@ -176,6 +176,7 @@ class DecomposedReader {
       if (!*more) break;
     }
     if (src_.Pull(1)) {
+      HoldAhead(src_, ~uint64_t{0});  // a pipe: count what follows
       std::optional<uint64_t> rem = Remaining(src_);
       return FrameError(absl::StatusCode::kInvalidArgument,
                         Frame{"trailing data"}, src_.position(),

@@ -19,9 +19,11 @@
 namespace decomposed {
 
 // Checks that `length` bytes from the current position are held by `src`,
-// when its size is known.
+// when its size is known (a SpoolSource is first asked to read ahead up to
+// them, HoldAhead: it then fails as a regular file would).
 template <ByteSource S>
-absl::Status CheckHeld(const S& src, uint64_t length, const Frame& frame) {
+absl::Status CheckHeld(S& src, uint64_t length, const Frame& frame) {
+  HoldAhead(src, length);
   std::optional<uint64_t> rem = Remaining(src);
   if (rem && length > *rem) {
     return TruncatedError(frame, src.position(), length, *rem);

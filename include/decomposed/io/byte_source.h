@@ -95,6 +95,23 @@ std::optional<uint64_t> Remaining(const S& s) {
   return *size >= s.position() ? *size - s.position() : 0;
 }
 
+// Asks a source that learns its size only at its end (SpoolSource,
+// io/spool_source.h) to read ahead until `n` bytes from position() are held
+// or the data ends, so that size() then answers a check of `n` bytes as a
+// regular file's would. A no-op for every other source.
+template <ByteSource S>
+void HoldAhead(S& s, uint64_t n) {
+  if constexpr (requires { s.Hold(n); }) s.Hold(n);
+}
+
+// Tells a source that retains what it read (SpoolSource) that the reader
+// will never seek before `pos` again, so it may free those bytes. A no-op
+// for every other source.
+template <ByteSource S>
+void ReleaseBefore(S& s, uint64_t pos) {
+  if constexpr (requires { s.Release(pos); }) s.Release(pos);
+}
+
 // ---------------------------------------------------------------------------
 // MemorySource: a borrowed span of bytes. The window is the whole span.
 
@@ -479,24 +496,11 @@ class MmapSource {
     OwnedFd fd;
     status_ = OpenForReading(path, &fd);
     if (!status_.ok()) return;
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) {
-      status_ = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
-      return;
-    }
-    size_t n = static_cast<size_t>(st.st_size);
-    if (n > 0) {
-      void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-      if (p == MAP_FAILED) {
-        status_ = absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
-        return;
-      }
-      ::madvise(p, n, MADV_SEQUENTIAL);
-      map_ = static_cast<const char*>(p);
-      map_size_ = n;
-    }
-    view_ = MemorySource(std::string_view(map_, map_size_));
+    Map(fd, path);
   }
+  // Maps the regular file open as `fd` (which may be closed afterwards);
+  // `name` names it in errors.
+  MmapSource(const OwnedFd& fd, const std::string& name) { Map(fd, name); }
   MmapSource(const MmapSource&) = delete;
   MmapSource& operator=(const MmapSource&) = delete;
   ~MmapSource() {
@@ -519,6 +523,26 @@ class MmapSource {
   const absl::Status& status() const { return status_; }
 
  private:
+  void Map(const OwnedFd& fd, const std::string& path) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) {
+      status_ = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+      return;
+    }
+    size_t n = static_cast<size_t>(st.st_size);
+    if (n > 0) {
+      void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (p == MAP_FAILED) {
+        status_ = absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
+        return;
+      }
+      ::madvise(p, n, MADV_SEQUENTIAL);
+      map_ = static_cast<const char*>(p);
+      map_size_ = n;
+    }
+    view_ = MemorySource(std::string_view(map_, map_size_));
+  }
+
   const char* map_ = nullptr;
   size_t map_size_ = 0;
   MemorySource view_{std::string_view()};

@@ -98,8 +98,28 @@ class LimitedSource {
     // nothing when the inner size is unknown (a pipe), so that no reader
     // allocates the declared length on the view's word alone.
     std::optional<uint64_t> inner = inner_.size();
-    if (!inner) return std::nullopt;
+    if (!inner) {
+      // A source that retains what it read ahead (SpoolSource) holds the
+      // whole view once it has read past its end: the view's size is then
+      // known, as a file's would be.
+      if constexpr (requires { inner_.held_end(); }) {
+        if (inner_.held_end() >= end_) return end_;
+      }
+      return std::nullopt;
+    }
     return std::min(*inner, end_);
+  }
+  // Forwarded to a source that reads ahead (SpoolSource), clipped to the
+  // view.
+  bool Hold(uint64_t n)
+    requires requires(S& s, uint64_t k) { s.Hold(k); }
+  {
+    return inner_.Hold(std::min(n, remaining()));
+  }
+  uint64_t held_end() const
+    requires requires(const S& s) { s.held_end(); }
+  {
+    return std::min(inner_.held_end(), end_);
   }
   const absl::Status& status() const { return inner_.status(); }
 

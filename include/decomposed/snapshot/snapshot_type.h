@@ -11,11 +11,21 @@
 #ifndef DECOMPOSED_SNAPSHOT_SNAPSHOT_TYPE_H_
 #define DECOMPOSED_SNAPSHOT_SNAPSHOT_TYPE_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/container/framing.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/io/fd.h"
+#include "decomposed/io/input.h"
+#include "decomposed/io/spool_source.h"
+#include "decomposed/status.h"
+#include "decomposed/wire/format.h"
 
 namespace decomposed {
 
@@ -82,6 +92,101 @@ absl::StatusOr<SnapshotType> ResolveSnapshotType(const std::string& path,
 // nothing better to say.
 absl::Status WithSnapshotTypeHint(const absl::Status& failure,
                                   const std::string& path, SnapshotType used);
+
+// --- The same on an open source (a pipe cannot be opened twice) -------------
+
+// DescribeSnapshotType on the bytes of `src` from its current position
+// (byte 0 of the snapshot); the source is left anywhere: Seek back. A
+// SpoolSource reads ahead region [0] and the first element (what the rule
+// looks at), which stay retained for the run that follows. Errors: the
+// source's (without the path).
+template <RewindableSource S>
+absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotSource(S& src) {
+  SnapshotTypeEvidence out;
+  const uint64_t start = src.position();
+  if (!src.Pull(1)) return src.status();  // empty: no evidence
+  DecomposedReader<S> reader(src);
+  absl::StatusOr<ElementInfo> snapshot = reader.ReadHeader(nullptr);
+  if (snapshot.ok()) {
+    absl::StatusOr<uint64_t> n = reader.StartInputs();
+    ElementInfo e;
+    if (n.ok() && (*n == 0 || reader.NextInput(&e).ok())) {
+      out.type = SnapshotType::kDecomposed;
+      out.evidence = absl::StrCat("region [0] box of ", snapshot->length,
+                                  " bytes at byte ", snapshot->box_offset);
+    }
+  } else if (snapshot.status().code() == absl::StatusCode::kResourceExhausted) {
+    // A held region [0] of 2 GiB or more: decomposed, and the decomposed
+    // reader then says precisely what is wrong.
+    out.type = SnapshotType::kDecomposed;
+    out.evidence = "a region [0] box declaring 2 GiB or more at byte 0";
+  }
+  if (!src.status().ok()) return src.status();
+  if (out.type == SnapshotType::kClassic) {
+    // Protobuf writes HloSnapshot field 1 (hlo, length-delimited) first:
+    // tag 0x0a, then a length that must fit in the file.
+    if (src.Seek(start)) {
+      src.Pull(11);  // fewer at the end of a tiny file
+      const char* p = src.cursor();
+      const char* end = src.limit();
+      uint64_t len = 0;
+      if (p < end && static_cast<uint8_t>(*p) == 0x0a) {
+        const char* q = p + 1;
+        if (wire::ReadVarint(&q, end, &len) == wire::VarintResult::kOk) {
+          const uint64_t head = static_cast<uint64_t>(q - p);
+          HoldAhead(src, len > ~uint64_t{0} - head ? ~uint64_t{0} : head + len);
+          // The window held `head` bytes, so the rest is at least that.
+          std::optional<uint64_t> rem = Remaining(src);
+          if (!rem || (*rem >= head && len <= *rem - head)) {
+            out.evidence = absl::StrCat("HloSnapshot field 1 (hlo) of ", len,
+                                        " bytes at byte 0");
+          }
+        }
+      }
+    }
+    if (!src.status().ok()) return src.status();
+  }
+  return out;
+}
+
+// `failure` with the hint WithSnapshotTypeHint gives, from evidence already
+// gathered (DescribeSnapshotSource).
+absl::Status WithSnapshotTypeHint(const absl::Status& failure,
+                                  const SnapshotTypeEvidence& evidence,
+                                  SnapshotType used);
+
+// The empty-file error of ResolveSnapshotType, for `path` (WithFile).
+absl::Status EmptySnapshotError(const std::string& path);
+
+// A snapshot input opened once, for a command that reads it in one pass:
+// a regular file (read by path as before, with the fast paths of FdSource
+// and MmapSource) or a stream (a pipe, a FIFO, a character device, or "-"
+// standard input) read through a SpoolSource positioned at byte 0.
+struct SnapshotInput {
+  std::string path;  // as given; "-" is standard input
+  SnapshotType type = SnapshotType::kClassic;  // resolved, never kAuto
+  // Streams only: the source, and what detection saw (for the hint after a
+  // failure: the bytes cannot be read again by name).
+  std::unique_ptr<SpoolSource<OwnedFd>> stream;
+  SnapshotTypeEvidence evidence;
+  bool is_stream() const { return stream != nullptr; }
+};
+
+// Opens `path` (OpenInput, io/input.h) and resolves its type as
+// ResolveSnapshotType does (the empty-file error, detection for kAuto).
+// Errors: those of ResolveSnapshotType, marked "(from stdin)" for "-".
+absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
+                                                SnapshotType requested);
+// The same for an input already opened by OpenInput (io/input.h).
+absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
+                                                InputFile file,
+                                                SnapshotType requested);
+
+// A stream input's whole bytes in an unlinked regular temp file (under
+// $TMPDIR, else /tmp), for readers that need a file: the classic mapping
+// (a classic snapshot is read twice: indexed, then its literals) and the
+// analysis sets. Precondition: in.is_stream() and nothing released.
+absl::StatusOr<OwnedFd> SpillSnapshotInput(SnapshotInput& in);
 
 }  // namespace decomposed
 

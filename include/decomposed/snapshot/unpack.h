@@ -469,9 +469,14 @@ class HloSnapshotSink {
 nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
                                     std::span<const UnpackedFile> files);
 
-// Unpacks `path`, which must be a regular (seekable) file: literals are
-// planned, then read (kFailedPrecondition otherwise). `written`, when given,
-// receives every file committed, in order, also when an error stops the run.
+// Unpacks `path`: a regular file, or "-" (standard input), a pipe, a FIFO
+// (read in one pass through SpoolSource: a decomposed stream holds one
+// element at a time, in memory up to limits::kSpoolMemoryBytes and beyond
+// it in an unlinked temp file under $TMPDIR, else /tmp; a classic stream is
+// copied whole to that temp file first, as it is read twice). The files and
+// messages are those of the same bytes in a regular file; "-" is named
+// "(at byte N, from stdin)" (WithFile). `written`, when given, receives
+// every file committed, in order, also when an error stops the run.
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written = nullptr);
 

@@ -121,6 +121,7 @@ class FieldReader {
         options_(options),
         resume_(src.position()),
         end_(std::max(end, resume_)) {
+    HoldAhead(src_, end_ - resume_);
     std::optional<uint64_t> rem = Remaining(src_);
     if (rem && end_ - resume_ > *rem) {
       status_ = TruncatedError(frame_, resume_, end_ - resume_, *rem);
