@@ -41,9 +41,10 @@ inline uint64_t TotalFileBytes(const std::vector<std::string>& paths) {
 
 class ProgressLine {
  public:
-  // `total` is the expected number of bytes (an estimate is fine); in
-  // kAuto, work shorter than `min_total` or a stderr that is not a
-  // terminal shows nothing.
+  // `total` is the expected number of bytes (an estimate is fine; 0 when
+  // unknown, as for a pipe: the line then shows bytes, rate and elapsed
+  // time); in kAuto, work shorter than `min_total` or a stderr that is not
+  // a terminal shows nothing.
   ProgressLine(std::string label, uint64_t total,
                ProgressMode mode = ProgressMode::kAuto,
                uint64_t min_total = 64 << 20)
@@ -91,6 +92,14 @@ class ProgressLine {
   void Draw(uint64_t done, Clock::time_point now) {
     double secs = std::chrono::duration<double>(now - start_).count();
     double rate = secs > 0 ? done / secs : 0;
+    if (total_ == 0) {  // unknown (a pipe): what was read, and how fast
+      std::fprintf(stderr, "\r%s: %s  %s/s  %ds   ", label_.c_str(),
+                   Human(done).c_str(),
+                   Human(static_cast<uint64_t>(rate)).c_str(),
+                   static_cast<int>(secs + 0.5));
+      drawn_ = true;
+      return;
+    }
     double pct = total_ ? 100.0 * done / total_ : 0;
     if (pct > 100) pct = 100;
     double left = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
