@@ -69,7 +69,7 @@ LiteralListSet::LiteralListSet(std::string name, std::string path,
       literals_(std::move(literals)),
       both_(both) {}
 
-absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
+absl::StatusOr<LiteralPlan> LiteralListSet::Plan(size_t i) {
   const LiteralRef& l = literals_[i];
   absl::StatusOr<LiteralPlan> plan = PlanLiteral(*src_, l.ranges, l.frame());
   if (!plan.ok()) return WithFile(plan.status(), path_);
@@ -77,18 +77,20 @@ absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
   if (absl::Status s = ResolveArrayPlan(*plan, l.frame(), offset); !s.ok()) {
     return WithFile(s, path_);
   }
+  return plan;
+}
+
+absl::StatusOr<TensorInfo> LiteralListSet::Describe(size_t i) {
+  const LiteralRef& l = literals_[i];
+  absl::StatusOr<LiteralPlan> plan = Plan(i);
+  if (!plan.ok()) return plan.status();
   return TensorInfo{plan->type->type, plan->shape.dimensions,
-                    absl::StrCat(Sv(l.region), " ", l.index, " of ", path_)};
+                    absl::StrCat(Sv(l.role), " ", l.index, " of ", path_)};
 }
 
 absl::StatusOr<std::optional<TensorRun>> LiteralListSet::Run(size_t i) {
-  const LiteralRef& l = literals_[i];
-  absl::StatusOr<LiteralPlan> plan = PlanLiteral(*src_, l.ranges, l.frame());
-  if (!plan.ok()) return WithFile(plan.status(), path_);
-  const uint64_t offset = l.ranges.empty() ? 0 : l.ranges[0].offset;
-  if (absl::Status s = ResolveArrayPlan(*plan, l.frame(), offset); !s.ok()) {
-    return WithFile(s, path_);
-  }
+  absl::StatusOr<LiteralPlan> plan = Plan(i);
+  if (!plan.ok()) return plan.status();
   std::optional<ByteRange> run = VerbatimRowMajorRun(*plan);
   if (!run) return std::optional<TensorRun>();
   const int fd = ::dup(src_->fd());

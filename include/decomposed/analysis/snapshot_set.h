@@ -36,10 +36,10 @@ LiteralDecodeOptions AnalysisDecodeOptions();
 // One literal: its byte ranges in the file (a classic literal may be given
 // in several occurrences that protobuf merges) and its name in messages.
 struct LiteralRef {
-  std::string_view region;  // "input" or "output" (static strings)
+  std::string_view role;  // "input" or "output" (static strings)
   int64_t index = 0;
   std::vector<ByteRange> ranges;
-  Frame frame() const { return Frame{region, index, "body"}; }
+  Frame frame() const { return Frame{role, index, "body"}; }
 };
 
 class LiteralListSet final : public TensorSet {
@@ -54,6 +54,9 @@ class LiteralListSet final : public TensorSet {
   absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override;
 
  private:
+  // Literal i's plan, resolved (the one first pass Describe and Run share).
+  absl::StatusOr<LiteralPlan> Plan(size_t i);
+
   std::string name_, path_;
   std::unique_ptr<FdSource> src_;
   std::vector<LiteralRef> literals_;
