@@ -376,6 +376,41 @@ TEST(AnalysisSetsTest, AClassicSnapshotEqualsItsDecomposedConversion) {
   }
 }
 
+TEST(AnalysisSetsTest, ProgressCountsEveryTensorByteOnce) {
+  // Runs (row-major literals) and streams (column-major ones) alike: the
+  // bytes reported add up to the tensors' bytes, both sides for compare.
+  ClassicFixture f;
+  for (bool inputs : {false, true}) {
+    TensorSetOptions o;
+    o.inputs = inputs;
+    auto c = OpenTensorSet(f.classic, o);
+    auto d = OpenTensorSet(f.decomposed, o);
+    ASSERT_TRUE(c.ok() && d.ok());
+    uint64_t want = 0;
+    for (size_t i = 0; i < (*c)->size(); ++i) {
+      absl::StatusOr<TensorInfo> t = (*c)->Describe(i);
+      ASSERT_TRUE(t.ok());
+      want += t->element_count() * Info(t->type).element_bytes;
+    }
+    ASSERT_GT(want, 0u);
+    CompareOptions co;
+    uint64_t compared = 0, calls = 0;
+    co.on_bytes = [&](uint64_t n) {
+      compared += n;
+      ++calls;
+    };
+    ASSERT_TRUE(CompareTensorSets(**c, **d, co).ok());
+    EXPECT_EQ(compared, 2 * want) << inputs;
+    EXPECT_GE(calls, (*c)->size());
+    std::vector<TensorStatsEntry> stats;
+    uint64_t read = 0;
+    ASSERT_TRUE(AppendTensorStats(**d, f.decomposed, "x", &stats,
+                                  [&](uint64_t n) { read += n; })
+                    .ok());
+    EXPECT_EQ(read, want) << inputs;
+  }
+}
+
 TEST(AnalysisSetsTest, AMergedClassicResultIsOneResult) {
   // Two `result` records merge (protobuf's rule, classic.h): the tuple's
   // elements are those of both occurrences.

@@ -120,7 +120,8 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         if "found an empty file" not in r.stdout + r.stderr:
             failures.append(f"{args}: no 'empty file' in "
                             f"{(r.stdout + r.stderr)!r}")
-    for cmd in (["unpack", "--output-prefix=" + u], ["verify"]):
+    for cmd in (["unpack", "--output-prefix=" + u], ["verify"], ["stats"],
+                ["compare", EXAMPLE]):
         r = expect(0, [*cmd, "--progress", EXAMPLE])
         if f"{cmd[0]}: " not in r.stderr or "100%" not in r.stderr:
             failures.append(f"{cmd[0]} --progress: stderr {r.stderr!r}")

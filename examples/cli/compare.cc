@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "command.h"
+#include "progress.h"
 #include "decomposed/analysis/report.h"
 #include "decomposed/npy/npy_reader.h"
 
@@ -29,6 +30,7 @@ struct State {
   bool allow_dtype_mismatch = false;
   std::vector<std::string> dtypes;
   std::string snapshot_type = "auto";
+  bool progress = false, quiet = false;
 };
 
 Action Setup(CLI::App& app) {
@@ -56,6 +58,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--allow-dtype-mismatch", st->allow_dtype_mismatch,
                "compare tensors of different types in f64");
   AddSnapshotTypeOption(app, &st->snapshot_type);
+  AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE for all, or "
                  "INDEX=TYPE (bf16, f8e4m3fn, ...)");
@@ -82,7 +85,15 @@ Action Setup(CLI::App& app) {
     if (!e.ok()) return fail(e.status());
     absl::StatusOr<std::unique_ptr<TensorSet>> a = OpenTensorSet(st->actual, so);
     if (!a.ok()) return fail(a.status());
+    // The files' sizes estimate the bytes compared (both sides summed).
+    ProgressLine progress("compare",
+                          TotalFileBytes({st->expected, st->actual}),
+                          ProgressModeOf(st->progress, st->quiet));
+    uint64_t done = 0;
+    o.on_bytes = [&](uint64_t n) { progress.Update(done += n); };
     absl::StatusOr<CompareReport> r = CompareTensorSets(**e, **a, o);
+    if (r.ok()) progress.Complete();
+    progress.Done();
     if (!r.ok()) return fail(r.status());
     std::cout << (st->json ? CompareReportJson(*r) : CompareReportText(*r));
     return r->pass ? kExitOk : kExitFailure;

@@ -28,13 +28,16 @@ inline ProgressMode ProgressModeOf(bool progress, bool quiet) {
                   : quiet ? ProgressMode::kOff : ProgressMode::kAuto;
 }
 
-// The summed sizes of `paths` (0 for one that cannot be stat'ed): the
-// total a progress line over many files shows.
+// The summed sizes of the regular files among `paths` (a directory, a
+// pipe or a path that cannot be stat'ed adds 0): the total a progress line
+// over many files shows.
 inline uint64_t TotalFileBytes(const std::vector<std::string>& paths) {
   uint64_t total = 0;
   for (const std::string& p : paths) {
     struct stat sb;
-    if (::stat(p.c_str(), &sb) == 0) total += sb.st_size;
+    if (::stat(p.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
+      total += sb.st_size;
+    }
   }
   return total;
 }
@@ -75,6 +78,13 @@ class ProgressLine {
     if (drawn_) std::fputc('\n', stderr);
     drawn_ = false;
     enabled_ = false;
+  }
+
+  // The work is done: the total was an estimate (file sizes for tensors
+  // read out of them), so the final line shows all of it.
+  void Complete() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_ < total_) done_ = total_;
   }
 
   // Erases the drawn line, so that a result printed to a terminal's stdout

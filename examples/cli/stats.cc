@@ -1,5 +1,5 @@
 // decomposed stats FILE|DIR... [--json] [--fail-on-nonfinite] [--dtype ...]
-//     [--snapshot-type auto|decomposed|snapshot]
+//     [--snapshot-type auto|decomposed|snapshot] [--progress|--quiet]
 // NaN hunting: per tensor NaN / Inf / zero counts and min, max, mean, std
 // over the finite values. Exit 0; 1 with --fail-on-nonfinite when any tensor
 // holds a NaN or an Inf; 2 on usage errors or unreadable input.
@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "command.h"
+#include "progress.h"
 #include "decomposed/analysis/report.h"
 #include "decomposed/npy/npy_reader.h"
 
@@ -23,6 +24,7 @@ struct State {
   bool fail_on_nonfinite = false;
   std::vector<std::string> dtypes;
   std::string snapshot_type = "auto";
+  bool progress = false, quiet = false;
 };
 
 Action Setup(CLI::App& app) {
@@ -35,6 +37,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--fail-on-nonfinite", st->fail_on_nonfinite,
                "exit 1 when any tensor holds a NaN or an Inf");
   AddSnapshotTypeOption(app, &st->snapshot_type);
+  AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE or INDEX=TYPE");
   return [st, &app]() -> int {
@@ -44,12 +47,20 @@ Action Setup(CLI::App& app) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
     std::vector<TensorStatsEntry> entries;
+    ProgressLine progress("stats", TotalFileBytes(st->paths),
+                          ProgressModeOf(st->progress, st->quiet));
+    uint64_t done = 0;
+    const BytesFn on_bytes = [&](uint64_t n) { progress.Update(done += n); };
     for (const std::string& path : st->paths) {
-      if (absl::Status s = AppendPathStats(path, base, &entries); !s.ok()) {
+      if (absl::Status s = AppendPathStats(path, base, &entries, on_bytes);
+          !s.ok()) {
+        progress.Done();
         Fail(app, s);
         return kExitUsage;
       }
     }
+    progress.Complete();
+    progress.Done();
     std::cout << (st->json ? StatsReportJson(entries) : StatsReportText(entries));
     return st->fail_on_nonfinite && AnyNonFinite(entries) ? kExitFailure : kExitOk;
   };

@@ -224,7 +224,8 @@ absl::Status CheckRun(const TensorRun& r, uint64_t elements, size_t eb,
 }
 
 absl::Status CompareRuns(const TensorRun& er, const TensorRun& ar, const TensorInfo& et,
-                         const TensorInfo& at, ElementComparator& cmp) {
+                         const TensorInfo& at, ElementComparator& cmp,
+                         const std::function<void(uint64_t)>& on_bytes) {
   const size_t eb = Info(et.type).element_bytes;
   const size_t ab = Info(at.type).element_bytes;
   const uint64_t n = et.element_count();
@@ -237,18 +238,20 @@ absl::Status CompareRuns(const TensorRun& er, const TensorRun& ar, const TensorI
     if (!k.ok()) return WithFile(k.status(), et.label + ", " + at.label);
     if (*k == 0) return absl::OkStatus();
     cmp.Add(v[0], v[1], *k);
+    if (on_bytes) on_bytes(*k * (eb + ab));
   }
 }
 
 absl::Status CompareOne(TensorSet& expected, TensorSet& actual, size_t i,
                         const TensorInfo& et, const TensorInfo& at,
-                        ElementComparator& cmp) {
+                        ElementComparator& cmp,
+                        const std::function<void(uint64_t)>& on_bytes) {
   {
     absl::StatusOr<std::optional<TensorRun>> er = expected.Run(i);
     if (!er.ok()) return er.status();
     absl::StatusOr<std::optional<TensorRun>> ar = actual.Run(i);
     if (!ar.ok()) return ar.status();
-    if (*er && *ar) return CompareRuns(**er, **ar, et, at, cmp);
+    if (*er && *ar) return CompareRuns(**er, **ar, et, at, cmp, on_bytes);
   }
   const size_t eb = Info(et.type).element_bytes;
   const size_t ab = Info(at.type).element_bytes;
@@ -272,6 +275,7 @@ absl::Status CompareOne(TensorSet& expected, TensorSet& actual, size_t i,
           ") ended before the actual side (", at.label, ")"));
     }
     cmp.Add(ebuf.data(), a, n);
+    if (on_bytes) on_bytes(n * (eb + ab));
     return absl::OkStatus();
   };
   absl::Status s = actual.Stream(i, [&](std::string_view chunk) -> absl::Status {
@@ -361,7 +365,8 @@ absl::StatusOr<CompareReport> CompareTensorSets(TensorSet& expected,
       c.tolerance = ResolveTolerance(options, c.expected->type, c.actual->type);
       ElementComparator cmp(options.mode, c.expected->type, c.actual->type,
                             c.tolerance, options.show);
-      absl::Status s = CompareOne(expected, actual, i, *c.expected, *c.actual, cmp);
+      absl::Status s = CompareOne(expected, actual, i, *c.expected, *c.actual,
+                                  cmp, options.on_bytes);
       if (!s.ok()) return s;
       c.metrics = cmp.Finish();
       c.verdict = c.metrics.mismatches == 0 ? TensorVerdict::kPass : TensorVerdict::kFail;
@@ -502,7 +507,8 @@ std::string CompareReportText(const CompareReport& r) {
 
 absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
                                const std::string& set_name,
-                               std::vector<TensorStatsEntry>* out) {
+                               std::vector<TensorStatsEntry>* out,
+                               const BytesFn& on_bytes) {
   for (size_t i = 0; i < set.size(); ++i) {
     absl::StatusOr<TensorInfo> t = set.Describe(i);
     if (!t.ok()) return t.status();
@@ -521,6 +527,7 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
         if (!k.ok()) return WithFile(k.status(), t->label);
         if (*k == 0) break;
         acc.Add(v[0], *k);
+        if (on_bytes) on_bytes(*k * eb);
       }
       out->push_back({source, set_name, i, *std::move(t), acc.Finish()});
       continue;
@@ -538,6 +545,7 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
       uint64_t whole = chunk.size() / eb;
       acc.Add(chunk.data(), whole);
       carry.assign(chunk.data() + whole * eb, chunk.size() - whole * eb);
+      if (on_bytes) on_bytes(chunk.size());
       return absl::OkStatus();
     });
     if (!s.ok()) return s;
@@ -547,22 +555,24 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
 }
 
 absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
-                             std::vector<TensorStatsEntry>* out) {
+                             std::vector<TensorStatsEntry>* out,
+                             const BytesFn& on_bytes) {
   TensorSetOptions base = options;
   base.inputs = false;
   absl::StatusOr<std::unique_ptr<TensorSet>> outputs = OpenTensorSet(path, base);
   if (!outputs.ok()) return outputs.status();
   if (!(*outputs)->HasInputsAndOutputs()) {
-    return AppendTensorStats(**outputs, path, "tensors", out);
+    return AppendTensorStats(**outputs, path, "tensors", out, on_bytes);
   }
   TensorSetOptions in = base;
   in.inputs = true;
   absl::StatusOr<std::unique_ptr<TensorSet>> inputs = OpenTensorSet(path, in);
   if (!inputs.ok()) return inputs.status();
-  if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out); !s.ok()) {
+  if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out, on_bytes);
+      !s.ok()) {
     return s;
   }
-  return AppendTensorStats(**outputs, path, "outputs", out);
+  return AppendTensorStats(**outputs, path, "outputs", out, on_bytes);
 }
 
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries) {

@@ -56,6 +56,7 @@
 #include <cstring>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -98,6 +99,10 @@ struct CompareOptions {
   bool equal_nan = false;
   size_t show = 5;                     // first mismatches to keep per tensor
   bool allow_dtype_mismatch = false;   // compare different types in f64
+  // Optional, for progress displays: called with the number of tensor bytes
+  // just compared, both sides summed (per window or chunk; from the
+  // calling thread).
+  std::function<void(uint64_t)> on_bytes;
 };
 
 // The mode's default tolerance for one type:

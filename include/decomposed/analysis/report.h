@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,17 +83,24 @@ struct TensorStatsEntry {
   TensorStats stats;
 };
 
-// Stats of every tensor of `set`, appended to `out`.
+// Called with the number of tensor bytes just read (per window or chunk),
+// for progress displays.
+using BytesFn = std::function<void(uint64_t)>;
+
+// Stats of every tensor of `set`, appended to `out`. `on_bytes`, when set,
+// is called as the tensors' bytes are read.
 absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
                                const std::string& set_name,
-                               std::vector<TensorStatsEntry>* out);
+                               std::vector<TensorStatsEntry>* out,
+                               const BytesFn& on_bytes = nullptr);
 // Stats of every tensor at `path` (any form OpenTensorSet reads), appended
 // to `out`: a snapshot's or unpack directory's inputs ("inputs") then
 // outputs ("outputs"), the other forms' tensors ("tensors"). `options`
 // gives the dtypes and the snapshot form; its `inputs` is ignored. What
 // `decomposed stats` runs for each path.
 absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
-                             std::vector<TensorStatsEntry>* out);
+                             std::vector<TensorStatsEntry>* out,
+                             const BytesFn& on_bytes = nullptr);
 // True when any entry holds a NaN or an infinity.
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries);
 std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries);
