@@ -18,6 +18,7 @@
 // reflects every benchmark run before in the same process (BM_DecodeS32Memory
 // holds a 64 MiB body): read peak RSS from one process per tool, as
 // scripts/bench-unpack.sh does with /usr/bin/time -v.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -251,6 +252,89 @@ void BM_Overwrite(benchmark::State& state) {
   state.counters["over_vs_cp"] = t[3] > 0 ? t[1] / t[3] : 0;
 }
 
+// docs/unpack.md, "Closer to cp": the raw copy primitives unpack could use
+// for a verbatim payload, each copying the F32 file's bytes into a fresh
+// file: read/write through a 1 MiB buffer (what unpack does), one
+// copy_file_range loop (what cp does), and splice(2) through a pipe
+// (1 MiB per splice). The order rotates; a sync precedes each run.
+void BM_CopyPrimitives(benchmark::State& state) {
+  const std::string in = InputFor(kF32);
+  const std::string out = BenchDir() + "/prim_copy";
+  struct stat sb;
+  if (::stat(in.c_str(), &sb) != 0) {
+    state.SkipWithError("no input");
+    return;
+  }
+  const size_t n = static_cast<size_t>(sb.st_size);
+  auto copy = [&](int how) -> bool {
+    int src = ::open(in.c_str(), O_RDONLY | O_CLOEXEC);
+    int dst = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = src >= 0 && dst >= 0;
+    size_t left = n;
+    if (ok && how == 0) {
+      std::vector<char> buf(1 << 20);
+      while (ok && left > 0) {
+        ssize_t r = ::read(src, buf.data(), std::min(left, buf.size()));
+        ok = r > 0 && ::write(dst, buf.data(), r) == r;
+        if (ok) left -= static_cast<size_t>(r);
+      }
+    } else if (ok && how == 1) {
+      while (ok && left > 0) {
+        ssize_t r = ::copy_file_range(src, nullptr, dst, nullptr, left, 0);
+        ok = r > 0;
+        if (ok) left -= static_cast<size_t>(r);
+      }
+    } else if (ok && how == 2) {
+      int p[2];
+      ok = ::pipe2(p, O_CLOEXEC) == 0;
+      if (ok) ::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+      while (ok && left > 0) {
+        ssize_t r = ::splice(src, nullptr, p[1], nullptr,
+                             std::min<size_t>(left, 1 << 20), SPLICE_F_MOVE);
+        ok = r > 0;
+        for (ssize_t w = 0; ok && w < r;) {
+          ssize_t k = ::splice(p[0], nullptr, dst, nullptr,
+                               static_cast<size_t>(r - w), SPLICE_F_MOVE);
+          ok = k > 0;
+          if (ok) w += k;
+        }
+        if (ok) left -= static_cast<size_t>(r);
+      }
+      if (p[0] >= 0) ::close(p[0]);
+      if (p[1] >= 0) ::close(p[1]);
+    }
+    if (src >= 0) ::close(src);
+    if (dst >= 0) ::close(dst);
+    return ok;
+  };
+  double t[3] = {0, 0, 0};  // buffer, copy_file_range, splice
+  int turn = 0;
+  for (auto _ : state) {
+    double iteration = 0;
+    for (int k = 0; k < 3; ++k) {
+      const int how = (k + turn) % 3;
+      std::remove(out.c_str());
+      ::sync();
+      auto t0 = std::chrono::steady_clock::now();
+      if (!copy(how)) {
+        state.SkipWithError("copy failed");
+        return;
+      }
+      double d = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - t0).count();
+      t[how] += d;
+      iteration += d;
+    }
+    ++turn;
+    state.SetIterationTime(iteration);
+  }
+  std::remove(out.c_str());
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["buffer_s"] = t[0] / iters;
+  state.counters["copy_file_range_s"] = t[1] / iters;
+  state.counters["splice_s"] = t[2] / iters;
+}
+
 void BM_Cp(benchmark::State& state) {
   Kind kind = static_cast<Kind>(state.range(0));
   std::string in = InputFor(kind);
@@ -373,6 +457,8 @@ BENCHMARK(BM_Unpack)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_UnpackProgress)->Iterations(6)->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CopyPrimitives)->Iterations(6)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Overwrite)->Iterations(4)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
