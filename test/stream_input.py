@@ -26,39 +26,15 @@ import threading
 
 import numpy as np
 
+# The corpus runner's helpers: a directory's files as bytes, and a FIFO
+# writer that waits for its reader.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "corpus"))
+from run_corpus import feed_fifo, tree  # noqa: E402
+
 CLI, UNPACK, EXAMPLE = (os.path.abspath(a) for a in sys.argv[1:4])
 failures = []
 runs = 0
-
-
-def tree(d):
-    out = {}
-    for root, _, names in os.walk(d):
-        for n in names:
-            p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = f.read()
-    return out
-
-
-def feed_fifo(fifo, data, done):
-    fd = -1
-    while fd < 0 and not done.is_set():
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            done.wait(0.002)
-    if fd < 0:
-        return
-    os.set_blocking(fd, True)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view[:1 << 20]):]
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def run(argv, path, mode, data, work):
