@@ -20,13 +20,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/snapshot/producer.h"
-#include "progress.h"  // examples/cli: the progress line whose cost is measured
+#include "progress_cost.h"
 
 extern char** environ;
 
@@ -136,36 +137,16 @@ void BM_PackProgress(benchmark::State& state) {
   std::string module = std::string("\x0a\x05" "bench", 7);
   absl::StatusOr<std::string> snap = SnapshotFromModule(module);
   std::string out = Dir() + "/pack_bench_progress.dhs";
-  double on_s = 0, off_s = 0;
-  bool on_first = false;
-  for (auto _ : state) {
-    on_first = !on_first;
-    for (bool on : {on_first, !on_first}) {
-      ::sync();
-      PackRequest req;
-      req.snapshot = *snap;
-      req.inputs.push_back(NpyLiteral(npy, std::nullopt));
-      cli::ProgressLine line("pack", InputBytes(),
-                             on ? cli::ProgressMode::kOn
-                                : cli::ProgressMode::kOff);
-      if (on) req.progress = [&line](uint64_t d) { line.Update(d); };
-      auto t0 = std::chrono::steady_clock::now();
-      absl::Status s = PackToFile(req, out);
-      double t = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - t0).count();
-      line.Done();
-      if (!s.ok()) {
-        state.SkipWithError(std::string(s.message()).c_str());
-        return;
-      }
-      (on ? on_s : off_s) += t;
-      std::remove(out.c_str());
-    }
-    state.SetIterationTime(on_s + off_s);
-  }
-  state.counters["on_s"] = on_s / static_cast<double>(state.iterations());
-  state.counters["off_s"] = off_s / static_cast<double>(state.iterations());
-  state.counters["ratio_on_vs_off"] = off_s > 0 ? on_s / off_s : 0;
+  bench::TimeProgressOnOff(
+      state, "pack", InputBytes(), [&] { std::remove(out.c_str()); },
+      [&](std::function<void(uint64_t)> progress) {
+        PackRequest req;
+        req.snapshot = *snap;
+        req.inputs.push_back(NpyLiteral(npy, std::nullopt));
+        req.progress = std::move(progress);
+        return PackToFile(req, out);
+      });
+  std::remove(out.c_str());
   std::remove(npy.c_str());
 }
 BENCHMARK(BM_PackProgress)->Iterations(6)->UseManualTime()

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +40,7 @@
 #include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/unpack.h"
-#include "progress.h"  // examples/cli: the progress line whose cost is measured
+#include "progress_cost.h"
 
 namespace {
 
@@ -162,36 +163,17 @@ void BM_UnpackProgress(benchmark::State& state) {
   o.output_prefix = BenchDir() + "/out_";
   struct stat sb;
   const uint64_t total = ::stat(in.c_str(), &sb) == 0 ? sb.st_size : 0;
-  double on_s = 0, off_s = 0;
-  bool on_first = false;
-  for (auto _ : state) {
-    on_first = !on_first;
-    for (bool on : {on_first, !on_first}) {
-      std::remove((o.output_prefix + "model.hlo").c_str());
-      std::remove((o.output_prefix + "value_input0.npy").c_str());
-      ::sync();
-      decomposed::UnpackOptions run = o;
-      decomposed::cli::ProgressLine line(
-          "unpack", total,
-          on ? decomposed::cli::ProgressMode::kOn
-             : decomposed::cli::ProgressMode::kOff);
-      if (on) run.progress = [&line](uint64_t d) { line.Update(d); };
-      auto t0 = std::chrono::steady_clock::now();
-      absl::Status s = decomposed::Unpack(in, run);
-      double t = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - t0).count();
-      line.Done();
-      if (!s.ok()) {
-        state.SkipWithError(std::string(s.message()).c_str());
-        return;
-      }
-      (on ? on_s : off_s) += t;
-    }
-    state.SetIterationTime(on_s + off_s);
-  }
-  state.counters["on_s"] = on_s / static_cast<double>(state.iterations());
-  state.counters["off_s"] = off_s / static_cast<double>(state.iterations());
-  state.counters["ratio_on_vs_off"] = off_s > 0 ? on_s / off_s : 0;
+  decomposed::bench::TimeProgressOnOff(
+      state, "unpack", total,
+      [&] {
+        std::remove((o.output_prefix + "model.hlo").c_str());
+        std::remove((o.output_prefix + "value_input0.npy").c_str());
+      },
+      [&](std::function<void(uint64_t)> progress) {
+        decomposed::UnpackOptions run = o;
+        run.progress = std::move(progress);
+        return decomposed::Unpack(in, run);
+      });
 }
 
 // docs/unpack.md, "Performance": the cost of replacing existing outputs.
