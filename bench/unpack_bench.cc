@@ -10,7 +10,8 @@
 //
 // Benchmarks (each iteration writes the outputs again):
 //   BM_DecodeS32Memory/<dist> the varint decoder alone, memory to NullSink
-//   BM_Unpack/<type>/<copy>  decomposed::Unpack, copy 0 = buffer, 1 = kernel
+//   BM_Unpack/<type>/<copy>  decomposed::Unpack, copy 0 = buffer,
+//                            1 = copy_file_range, 2 = splice (the default)
 //   BM_Cp/<type>             /bin/cp of the input file
 //   BM_Reference/<type>      protobuf materialisation
 // Counters: bytes_per_second (payload bytes), peak_rss_MiB (this process's
@@ -35,12 +36,14 @@
 #include "benchmark/benchmark.h"
 #include "decomposed/container/box.h"
 #include "decomposed/io/byte_sink.h"
+#include "decomposed/io/splice_copy.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/wire/wire.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/unpack.h"
 #include "progress_cost.h"
+#include "samples.h"
 
 namespace {
 
@@ -135,8 +138,10 @@ void BM_Unpack(benchmark::State& state) {
   decomposed::UnpackOptions o;
   o.snapshot_type = decomposed::SnapshotType::kDecomposed;
   o.output_prefix = BenchDir() + "/out_";
-  o.decode.copy = state.range(1) ? decomposed::CopyMethod::kKernel
-                                 : decomposed::CopyMethod::kBuffer;
+  const decomposed::CopyMethod methods[] = {
+      decomposed::CopyMethod::kBuffer, decomposed::CopyMethod::kKernel,
+      decomposed::CopyMethod::kSplice};
+  o.decode.copy = methods[state.range(1)];
   o.decode.buffer_bytes = static_cast<size_t>(state.range(2)) << 20;
   for (auto _ : state) {
     absl::Status s = decomposed::Unpack(in, o);
@@ -181,10 +186,11 @@ void BM_UnpackProgress(benchmark::State& state) {
 // failed run leaves the old file); `cp` truncates the old file in place.
 // On ext4, a rename over an existing file starts the new file's writeback
 // inside the rename (auto_da_alloc). Each iteration times four runs of the
-// F32 file, in an order that rotates: unpack and cp, each into fresh names
-// and over the files of the previous run; a sync precedes each run.
+// F32 or BF16 file (the argument), in an order that rotates: unpack and cp,
+// each into fresh names and over the files of the previous run; a sync
+// precedes each run.
 void BM_Overwrite(benchmark::State& state) {
-  std::string in = InputFor(kF32);
+  std::string in = InputFor(static_cast<Kind>(state.range(0)));
   decomposed::UnpackOptions o;
   o.snapshot_type = decomposed::SnapshotType::kDecomposed;
   o.output_prefix = BenchDir() + "/ow_";
@@ -192,6 +198,7 @@ void BM_Overwrite(benchmark::State& state) {
   const std::string cp_out = BenchDir() + "/ow_cp_copy";
   const std::string cp = "/bin/cp '" + in + "' '" + cp_out + "'";
   double t[4] = {0, 0, 0, 0};  // unpack fresh, unpack over, cp fresh, cp over
+  std::vector<double> runs[4];
   int turn = 0;
   for (auto _ : state) {
     double iteration = 0;
@@ -220,6 +227,7 @@ void BM_Overwrite(benchmark::State& state) {
         return;
       }
       t[which] += d;
+      runs[which].push_back(d);
       iteration += d;
     }
     ++turn;
@@ -232,13 +240,28 @@ void BM_Overwrite(benchmark::State& state) {
   state.counters["cp_over_s"] = t[3] / n;
   state.counters["fresh_vs_cp"] = t[2] > 0 ? t[0] / t[2] : 0;
   state.counters["over_vs_cp"] = t[3] > 0 ? t[1] / t[3] : 0;
+  // bench/samples.h: medians and fastest runs, beside the sums above.
+  for (int fresh_or_over : {0, 1}) {
+    const double cp_median = decomposed::bench::Median(runs[2 + fresh_or_over]);
+    const double cp_best = decomposed::bench::Fastest(runs[2 + fresh_or_over]);
+    const std::string key = fresh_or_over == 0 ? "fresh" : "over";
+    state.counters[key + "_median_ratio"] =
+        cp_median > 0
+            ? decomposed::bench::Median(runs[fresh_or_over]) / cp_median
+            : 0;
+    state.counters[key + "_best_ratio"] =
+        cp_best > 0
+            ? decomposed::bench::Fastest(runs[fresh_or_over]) / cp_best
+            : 0;
+  }
 }
 
 // docs/unpack.md, "Closer to cp": the raw copy primitives unpack could use
 // for a verbatim payload, each copying the F32 file's bytes into a fresh
 // file: read/write through a 1 MiB buffer (what unpack does), one
-// copy_file_range loop (what cp does), and splice(2) through a pipe
-// (1 MiB per splice). The order rotates; a sync precedes each run.
+// copy_file_range loop (what cp does), and SpliceCopy (io/splice_copy.h:
+// splice(2) through a 256 KiB pipe, what unpack and pack do). The order
+// rotates; a sync precedes each run.
 void BM_CopyPrimitives(benchmark::State& state) {
   const std::string in = InputFor(kF32);
   const std::string out = BenchDir() + "/prim_copy";
@@ -267,23 +290,10 @@ void BM_CopyPrimitives(benchmark::State& state) {
         if (ok) left -= static_cast<size_t>(r);
       }
     } else if (ok && how == 2) {
-      int p[2];
-      ok = ::pipe2(p, O_CLOEXEC) == 0;
-      if (ok) ::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
-      while (ok && left > 0) {
-        ssize_t r = ::splice(src, nullptr, p[1], nullptr,
-                             std::min<size_t>(left, 1 << 20), SPLICE_F_MOVE);
-        ok = r > 0;
-        for (ssize_t w = 0; ok && w < r;) {
-          ssize_t k = ::splice(p[0], nullptr, dst, nullptr,
-                               static_cast<size_t>(r - w), SPLICE_F_MOVE);
-          ok = k > 0;
-          if (ok) w += k;
-        }
-        if (ok) left -= static_cast<size_t>(r);
-      }
-      if (p[0] >= 0) ::close(p[0]);
-      if (p[1] >= 0) ::close(p[1]);
+      bool unsupported = false;
+      absl::StatusOr<uint64_t> r =
+          decomposed::SpliceCopy(src, 0, dst, n, nullptr, &unsupported);
+      ok = r.ok() && *r == n;
     }
     if (src >= 0) ::close(src);
     if (dst >= 0) ::close(dst);
@@ -426,11 +436,13 @@ void BM_DecodeS32Memory(benchmark::State& state) {
 BENCHMARK(BM_DecodeS32Memory)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_Unpack)
-    ->ArgNames({"type", "kernel", "buf_mib"})
+    ->ArgNames({"type", "copy", "buf_mib"})
     ->Args({kF32, 0, 1})
     ->Args({kF32, 1, 1})
+    ->Args({kF32, 2, 1})
     ->Args({kBF16, 0, 1})
     ->Args({kBF16, 1, 1})
+    ->Args({kBF16, 2, 1})
     ->Args({kS32, 0, 1})
     // docs/unpack.md, "Performance": larger copy buffers.
     ->Args({kF32, 0, 4})
@@ -442,7 +454,8 @@ BENCHMARK(BM_UnpackProgress)->Iterations(6)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CopyPrimitives)->Iterations(6)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Overwrite)->Iterations(4)->UseManualTime()
+BENCHMARK(BM_Overwrite)->ArgName("type")->Arg(kF32)->Arg(kBF16)
+    ->Iterations(8)->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Cp)->ArgName("type")->Arg(kF32)->Arg(kBF16)->Arg(kS32)
     ->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -18,7 +18,7 @@ for r in $(seq "$ROUNDS"); do
       "$bin/framing_bench" --benchmark_min_time=0.5 --benchmark_format=csv \
         2>/dev/null > "$OUT/framing_${side}_${r}_$i.csv"
     done
-    "$bin/unpack_bench" --benchmark_filter='BM_Unpack/type:./kernel:.(/buf_mib:1)?/iter|BM_Cp' \
+    "$bin/unpack_bench" --benchmark_filter='BM_Unpack/type:./(kernel|copy):.(/buf_mib:1)?/iter|BM_Cp' \
       --benchmark_format=csv 2>/dev/null > "$OUT/unpack_${side}_$r.csv"
     "$bin/pack_bench" --benchmark_filter=BM_PackVsCp \
       --benchmark_format=csv 2>/dev/null > "$OUT/pack_${side}_$r.csv"
@@ -28,8 +28,10 @@ python3 - "$OUT" <<'PY'
 import csv, glob, statistics, sys
 out = sys.argv[1]
 def rows(f):
-    # buf_mib:1 is the default buffer, the only one older benches had.
-    return {r["name"].split("/iter")[0].replace("/buf_mib:1", ""): r
+    # buf_mib:1 is the default buffer, the only one older benches had;
+    # older benches named the copy argument "kernel" (0 buffer, 1 kernel).
+    return {r["name"].split("/iter")[0].replace("/buf_mib:1", "")
+            .replace("/kernel:", "/copy:"): r
             for r in csv.DictReader(open(f))}
 def med(xs):
     return statistics.median(xs) if xs else float("nan")

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -494,15 +495,36 @@ TEST(LiteralDecoderFdTest, KernelAndBufferCopiesAgree) {
   }
   std::string body = Len(1, ShapeBytes(11, {300000}, {0})) + Len(8, data);
   std::string path = WriteTemp("kernel_copy.bin", "prefix!" + body + "tail");
-  for (CopyMethod m : {CopyMethod::kKernel, CopyMethod::kBuffer}) {
+  const std::pair<CopyMethod, LiteralPath> ways[] = {
+      {CopyMethod::kKernel, LiteralPath::kKernelCopy},
+      {CopyMethod::kBuffer, LiteralPath::kBufferCopy},
+      {CopyMethod::kSplice, LiteralPath::kSpliceCopy},
+      // 1.2 MB is over kSpliceMinBytes: the default splices.
+      {CopyMethod::kAuto, LiteralPath::kSpliceCopy}};
+  for (const auto& [m, want_path] : ways) {
     LiteralDecodeOptions o;
     o.copy = m;
     Decoded d = DecodeFile(path, 7, body.size(), o);
     ASSERT_TRUE(d.status.ok()) << d.status;
     EXPECT_EQ(d.npy.substr(128), data);
-    EXPECT_EQ(d.path, m == CopyMethod::kKernel ? LiteralPath::kKernelCopy
-                                               : LiteralPath::kBufferCopy);
+    EXPECT_EQ(d.path, want_path) << static_cast<int>(m);
   }
+  ::unlink(path.c_str());
+}
+
+TEST(LiteralDecoderFdTest, SmallPayloadsUseTheBufferByDefault) {
+  // F32[1000]: 4000 bytes, under kSpliceMinBytes.
+  std::string data;
+  for (int i = 0; i < 1000; ++i) {
+    float f = static_cast<float>(i);
+    data.append(reinterpret_cast<const char*>(&f), 4);
+  }
+  std::string body = Len(1, ShapeBytes(11, {1000}, {0})) + Len(8, data);
+  std::string path = WriteTemp("small_copy.bin", "xyz" + body);
+  Decoded d = DecodeFile(path, 3, body.size(), {});
+  ASSERT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(d.npy.substr(128), data);
+  EXPECT_EQ(d.path, LiteralPath::kBufferCopy);
   ::unlink(path.c_str());
 }
 

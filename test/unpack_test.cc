@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decomposed/io/limited_source.h"
@@ -421,29 +422,34 @@ TEST_F(UnpackTest, HloSnapshotSinkOverMemory) {
 
 TEST_F(UnpackTest, DecoderOnAnElementViewKeepsTheKernelCopy) {
   // Unpack hands the decoder a bounded view of each element of an
-  // FdSource: the view forwards the fd, so copy_file_range still applies.
+  // FdSource: the view forwards the fd, so copy_file_range and splice (the
+  // default for 400 KB) still apply.
   std::vector<float> v(100000);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
   std::string body = F32Literal(v);
   std::string p = Write("k.bin", "prefix" + body + "trailing");
-  OwnedFd fd;
-  ASSERT_TRUE(OpenForReading(p, &fd).ok());
-  FdSource src(std::move(fd));
-  ASSERT_TRUE(src.Skip(6));
-  LimitedSource<FdSource> view(src, 6 + body.size());
-  AtomicFileSink out;
-  ASSERT_TRUE(out.Open(out_ + "k.npy").ok());
-  LiteralDecodeOptions o;
-  o.copy = CopyMethod::kKernel;
-  LiteralPath path = LiteralPath::kEmpty;
-  absl::Status s = DecodeLiteralToNpy(view, body.size(),
-                                      Frame{"value_input", 0, "body"}, out, o,
-                                      nullptr, &path);
-  ASSERT_TRUE(s.ok()) << s;
-  ASSERT_TRUE(out.Commit().ok());
-  EXPECT_EQ(path, LiteralPath::kKernelCopy);
-  EXPECT_EQ(Payload("k.npy"), Floats(v));
-  EXPECT_LE(src.position(), 6 + body.size());  // never past the element
+  for (auto [method, want] :
+       {std::pair{CopyMethod::kKernel, LiteralPath::kKernelCopy},
+        std::pair{CopyMethod::kAuto, LiteralPath::kSpliceCopy}}) {
+    OwnedFd fd;
+    ASSERT_TRUE(OpenForReading(p, &fd).ok());
+    FdSource src(std::move(fd));
+    ASSERT_TRUE(src.Skip(6));
+    LimitedSource<FdSource> view(src, 6 + body.size());
+    AtomicFileSink out;
+    ASSERT_TRUE(out.Open(out_ + "k.npy").ok());
+    LiteralDecodeOptions o;
+    o.copy = method;
+    LiteralPath path = LiteralPath::kEmpty;
+    absl::Status s = DecodeLiteralToNpy(view, body.size(),
+                                        Frame{"value_input", 0, "body"}, out,
+                                        o, nullptr, &path);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_TRUE(out.Commit().ok());
+    EXPECT_EQ(path, want);
+    EXPECT_EQ(Payload("k.npy"), Floats(v));
+    EXPECT_LE(src.position(), 6 + body.size());  // never past the element
+  }
 }
 
 // --- the command line -----------------------------------------------------------

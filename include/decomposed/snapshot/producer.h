@@ -92,11 +92,13 @@ std::unique_ptr<LiteralSource> ProtoLiteral(const xla::LiteralProto& literal,
 // error leaves the sink with a partial stream: write files through
 // AtomicFileSink and Commit() only on success.
 // Copies `length` bytes of the file `path` from `offset` to the current
-// position of `out_fd`: copy_file_range(2) (the kernel moves the bytes, as
-// cp does), falling back to a pread/write loop where the kernel or file
-// system cannot. kOutOfRange when the file holds fewer bytes. `progress`,
-// when set, is called with the bytes copied so far after each step (at most
-// 64 MiB apart).
+// position of `out_fd`: splice(2) through a pipe (io/splice_copy.h: the
+// kernel moves the bytes, page cache to page cache, measured faster here
+// than copy_file_range for the unaligned offsets of pack), else
+// copy_file_range(2), else a pread/write loop, whichever the kernel and
+// file system allow. kOutOfRange when the file holds fewer bytes.
+// `progress`, when set, is called with the bytes copied so far after each
+// step (at most 256 KiB apart when splicing, else 64 MiB).
 absl::Status CopyFileRangeTo(
     const std::string& path, uint64_t offset, uint64_t length, int out_fd,
     const std::function<void(uint64_t)>& progress = nullptr);

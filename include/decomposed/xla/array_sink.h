@@ -23,8 +23,8 @@
 //      during the call.
 //      Kernel copies: when PayloadFd() returns an FdSink, the decoder may,
 //      instead of calling Write, flush that FdSink, copy payload bytes into
-//      its fd with copy_file_range(2) (advancing the fd's file offset), and
-//      then call WroteToFd(n). The FdSink must be positioned so that its
+//      its fd with copy_file_range(2) or splice(2) (advancing the fd's file
+//      offset), and then call WroteToFd(n). The FdSink must be positioned so that its
 //      next byte is the next payload byte. Interleaving with Write is
 //      allowed; the total of both is header.byte_size.
 //   4. Finish() once, after exactly header.byte_size bytes, on success.

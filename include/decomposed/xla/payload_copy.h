@@ -3,11 +3,15 @@
 // ArraySink (array_sink.h) by the fastest way the pair allows:
 //   * a zero-copy view of the whole payload (MemorySource, MmapSource: the
 //     sink gets one Write of the mapped bytes);
-//   * else the bytes already in the source's window, then Read() into one
-//     reused buffer (the default, measured faster here: docs/unpack.md);
-//   * or, with CopyMethod::kKernel, copy_file_range(2) from an FdSource to
-//     the sink's PayloadFd(), falling back to the buffer where the kernel
-//     refuses the pair (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF).
+//   * else the bytes already in the source's window, then, from an
+//     FdSource to a sink with a PayloadFd() (an .npy file), splice(2)
+//     through a pipe (io/splice_copy.h: the default for payloads of at
+//     least kSpliceMinBytes, measured fastest here: docs/unpack.md);
+//   * or, with CopyMethod::kKernel, copy_file_range(2) between the same
+//     pair;
+//   * else (a small payload, another sink, CopyMethod::kBuffer, or a pair
+//     the kernel refuses: EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF) Read()
+//     into one reused buffer, then the sink's Write.
 // PayloadWriter also counts what the sink has been given, so the decoder
 // can check element counts (remaining()).
 //
@@ -38,6 +42,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/io/splice_copy.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/array_sink.h"
 
@@ -45,16 +50,24 @@ namespace decomposed {
 
 // How fixed-width data moves from an FdSource to an fd-backed sink.
 enum class CopyMethod {
-  kAuto,    // the measured faster one here (docs/unpack.md): kBuffer
+  kAuto,    // the measured fastest here (docs/unpack.md#closer-to-cp):
+            // kSplice for payloads of kSpliceMinBytes and more, else kBuffer
   kKernel,  // copy_file_range(2), falling back to kBuffer where unsupported
   kBuffer,  // read(2) into one reused buffer, then write(2)
+  kSplice,  // splice(2) through a pipe, falling back to kBuffer where
+            // unsupported
 };
+
+// The smallest payload kAuto splices: below it the pipe's set-up (four
+// system calls) costs more than the buffer's one extra copy.
+inline constexpr uint64_t kSpliceMinBytes = 256 << 10;
 
 // Which way the decoder moved a literal's data (for tests and benchmarks).
 enum class LiteralPath {
   kEmpty,       // no payload
   kView,        // zero-copy view of the source
   kKernelCopy,  // copy_file_range
+  kSpliceCopy,  // splice through a pipe
   kBufferCopy,  // Read into a reused buffer
   kVarint,      // chunked varint decode of one packed record
   kGeneral,     // re-walk of several / unpacked records
@@ -134,6 +147,15 @@ class PayloadWriter {
             return absl::OkStatus();
           }
         }
+        const bool splice =
+            copy_ == CopyMethod::kSplice ||
+            (copy_ == CopyMethod::kAuto && left >= kSpliceMinBytes);
+        if (fs && splice && left > 0) {
+          absl::StatusOr<uint64_t> moved = SpliceTo(src, *fs, left, frame);
+          if (!moved.ok()) return moved.status();
+          if (*moved > 0) path_ = LiteralPath::kSpliceCopy;
+          left -= *moved;  // the rest (if refused) through the buffer
+        }
       }
       while (left > 0) {
         size_t k = static_cast<size_t>(std::min<uint64_t>(left, cap_));
@@ -192,6 +214,31 @@ class PayloadWriter {
       return TruncatedError(frame, start, n, src.position() - start);
     }
     return absl::OkStatus();
+  }
+
+  // Splices up to `n` payload bytes to the sink's fd; returns how many
+  // (fewer only where the kernel refuses the pair: the caller copies the
+  // rest). The source ending early is the truncation error.
+  template <class S>
+  absl::StatusOr<uint64_t> SpliceTo(S& src, FdSink& fs, uint64_t n,
+                                    const Frame& frame) {
+    if (n > left_) {
+      return absl::FailedPreconditionError("array payload: more than declared");
+    }
+    if (!fs.Flush()) return fs.status();
+    const uint64_t start = src.position();
+    bool unsupported = false;
+    absl::StatusOr<uint64_t> done =
+        SpliceCopy(src.fd(), src.backend().origin() + start, fs.fd(), n,
+                   on_payload_, &unsupported);
+    if (!done.ok()) return Prefix(done.status(), frame.str());
+    left_ -= *done;
+    if (absl::Status s = sink_.WroteToFd(*done); !s.ok()) return s;
+    if (*done < n && !unsupported) return TruncatedError(frame, start, n, *done);
+    if (!src.Skip(*done)) {
+      return TruncatedError(frame, start, n, src.position() - start);
+    }
+    return *done;
   }
 
   ArraySink& sink_;
