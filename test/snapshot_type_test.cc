@@ -4,6 +4,9 @@
 // docs/format.md (§4 boxes, §7 the decomposed file, §11 the classic form).
 #include "decomposed/snapshot/snapshot_type.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "decomposed/snapshot/convert.h"
@@ -115,6 +118,89 @@ TEST(SnapshotTypeTest, DefaultsDetect) {
   ASSERT_TRUE(Unpack(kExample, uo).ok());
   EXPECT_TRUE(test::FileExists(dir.File("model.hlo")));
   EXPECT_TRUE(test::FileExists(dir.File("value_input0.npy")));
+}
+
+// Standard input replaced by `path` opened at byte `at`, for one scope
+// (as `cmd - < path` does, or a shell that read `at` bytes first).
+class StdinFrom {
+ public:
+  StdinFrom(const std::string& path, off_t at) {
+    saved_ = ::dup(0);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << path;
+    ::lseek(fd, at, SEEK_SET);
+    ::dup2(fd, 0);
+    ::close(fd);
+  }
+  ~StdinFrom() {
+    ::dup2(saved_, 0);
+    ::close(saved_);
+  }
+
+ private:
+  int saved_;
+};
+
+TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadByName) {
+  {
+    StdinFrom redirect(kExample, 0);
+    absl::StatusOr<SnapshotInput> in =
+        OpenSnapshotInput("-", SnapshotType::kAuto);
+    ASSERT_TRUE(in.ok()) << in.status();
+    EXPECT_FALSE(in->is_stream());  // no spool, no temp file
+    EXPECT_THAT(in->open_path, ::testing::StartsWith("/proc/self/fd/"));
+    EXPECT_EQ(in->type, SnapshotType::kDecomposed);
+    EXPECT_EQ(in->evidence.evidence, "region [0] box of 84 bytes at byte 0");
+    // Reading by that name leaves fd 0's own offset where it was.
+    EXPECT_EQ(::lseek(0, 0, SEEK_CUR), 0);
+  }
+  {
+    // Not at byte 0: the rest is a stream (the regular-file code reads
+    // from byte 0).
+    StdinFrom redirect(kExample, 4);
+    absl::StatusOr<SnapshotInput> in =
+        OpenSnapshotInput("-", SnapshotType::kDecomposed);
+    ASSERT_TRUE(in.ok()) << in.status();
+    EXPECT_TRUE(in->is_stream());
+  }
+  // The same files and bytes as by name, and the same messages with "-".
+  test::TempDir by_name, by_stdin;
+  UnpackOptions uo;
+  uo.output_prefix = by_name.path() + "/";
+  ASSERT_TRUE(Unpack(kExample, uo).ok());
+  {
+    StdinFrom redirect(kExample, 0);
+    uo.output_prefix = by_stdin.path() + "/";
+    ASSERT_TRUE(Unpack("-", uo).ok());
+    absl::StatusOr<VerifyReport> v = VerifyFile("-", VerifyOptions{});
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->problems.empty());
+    absl::StatusOr<InspectReport> r = InspectFile("-", InspectOptions{});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->file_size, test::ReadFile(kExample).size());
+  }
+  ASSERT_EQ(test::ListDir(by_name.path()), test::ListDir(by_stdin.path()));
+  for (const std::string& f : test::ListDir(by_name.path())) {
+    EXPECT_EQ(test::ReadFile(by_name.File(f)), test::ReadFile(by_stdin.File(f)))
+        << f;
+  }
+  // An empty file on stdin: the empty-file error, naming standard input.
+  test::TempDir dir;
+  {
+    StdinFrom redirect(dir.Write("empty.bin", ""), 0);
+    absl::Status s = Unpack("-", uo);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("an empty file"));
+    EXPECT_THAT(std::string(s.message()), HasSubstr("from stdin"));
+  }
+  // Read as the wrong type: the message still carries the hint.
+  {
+    StdinFrom redirect(kExample, 0);
+    uo.snapshot_type = SnapshotType::kClassic;
+    absl::Status s = Unpack("-", uo);
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("use --snapshot-type=decomposed"));
+    EXPECT_THAT(std::string(s.message()), HasSubstr("from stdin"));
+  }
 }
 
 TEST(SnapshotTypeTest, DecomposedReadAsClassicSaysSo) {

@@ -5,6 +5,7 @@
 #include "decomposed/analysis/snapshot_set.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -238,9 +239,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& pa
   if (in.ok() && *in == nullptr) {
     absl::StatusOr<InputFile> f = OpenInput(path);
     if (!f.ok()) return f.status();
-    if (!f->regular || IsStdin(path)) {
-      in = SpilledStream(path, type, &*f);
-    }
+    if (!f->regular) in = SpilledStream(path, type, &*f);
   }
   if (!in.ok()) return in.status();
   if (*in != nullptr) {
@@ -253,14 +252,25 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& pa
     }
     return set;
   }
+  // A regular file, or standard input redirected from one (read by the
+  // name /proc/self/fd/0: a new open file description per set, so that
+  // stats' two sets and fd 0 keep their own offsets; messages name "-").
+  const std::string open = IsStdin(path) ? "/proc/self/fd/0" : path;
+  if (IsStdin(path)) {
+    struct stat st;
+    if (::fstat(0, &st) == 0 && st.st_size == 0) {
+      return EmptySnapshotError(path);
+    }
+  }
   // The empty-file rule and the type hint of every reader
   // (docs/format.md §7.8).
-  absl::StatusOr<SnapshotType> t = ResolveSnapshotType(path, type);
+  absl::StatusOr<SnapshotType> t = ResolveSnapshotType(open, type);
   if (!t.ok()) return t.status();
   absl::StatusOr<std::unique_ptr<TensorSet>> set =
-      *t == SnapshotType::kDecomposed ? OpenDecomposedSet(path, inputs)
-                                      : OpenClassicSet(path, inputs);
-  if (!set.ok()) return WithSnapshotTypeHint(set.status(), path, *t);
+      *t == SnapshotType::kDecomposed
+          ? DecomposedSetOf(path, inputs, OpenSource(open))
+          : ClassicSetOf(path, inputs, OpenSource(open));
+  if (!set.ok()) return WithSnapshotTypeHint(set.status(), open, *t);
   return set;
 }
 

@@ -192,13 +192,15 @@ absl::StatusOr<InspectReport> InspectFile(const std::string& path,
   InspectReport report;
   report.type = type;
   if (!in->is_stream()) {
-    MmapSource src(path);
+    MmapSource src(in->open_path);
     if (!src.status().ok()) return src.status();
     report.file_size = *src.size();
     absl::Status s = type == SnapshotType::kClassic
                          ? InspectClassic(src, options, &report)
                          : InspectDecomposed(src, options, &report);
-    if (!s.ok()) return WithSnapshotTypeHint(WithFile(s, path), path, type);
+    if (!s.ok()) {
+      return WithSnapshotTypeHint(WithFile(s, path), in->open_path, type);
+    }
     return report;
   }
   absl::Status s;

@@ -1,5 +1,8 @@
 #include "decomposed/snapshot/snapshot_type.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <utility>
@@ -130,10 +133,31 @@ absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
     absl::StatusOr<SnapshotType> t = ResolveSnapshotType(path, requested);
     if (!t.ok()) return t.status();
     in.type = *t;
+    in.open_path = path;
     return in;
   }
-  // Standard input redirected from a file is read as a stream too: the
-  // regular-file code opens inputs by name.
+  if (file->regular) {
+    // Standard input redirected from a regular file: the regular-file code
+    // reads it by the name of this descriptor (a new open file description
+    // each time, so no reader moves another's offset).
+    in.open_path = absl::StrCat("/proc/self/fd/", file->fd.get());
+    in.held = std::move(file->fd);
+    struct stat st;
+    if (::fstat(in.held.get(), &st) != 0) {
+      return absl::ErrnoToStatus(errno, "Could not open: standard input");
+    }
+    if (st.st_size == 0) return EmptySnapshotError(path);
+    OwnedFd fd;
+    if (absl::Status s = OpenForReading(in.open_path, &fd); !s.ok()) {
+      return absl::Status(s.code(), "Could not open: standard input");
+    }
+    FdSource src(std::move(fd));
+    absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotSource(src);
+    if (!e.ok()) return WithFile(e.status(), path);
+    in.evidence = *e;
+    in.type = requested == SnapshotType::kAuto ? e->type : requested;
+    return in;
+  }
   in.stream = std::make_unique<SpoolSource<OwnedFd>>(std::move(file->fd));
   SpoolSource<OwnedFd>& src = *in.stream;
   if (!src.Pull(1)) {

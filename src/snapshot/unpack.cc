@@ -493,7 +493,7 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
   const SnapshotType type = in->type;
   if (!in->is_stream()) {
     OwnedFd fd;
-    if (absl::Status s = OpenForReading(path, &fd); !s.ok()) {
+    if (absl::Status s = OpenForReading(in->open_path, &fd); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
     }
     FdSource src(std::move(fd));
@@ -501,7 +501,7 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                          ? UnpackClassic(src, options, written)
                          : UnpackDecomposed(src, options, written);
     if (s.ok() && options.progress) options.progress(*src.size());  // all read
-    return WithSnapshotTypeHint(WithFile(s, path), path, type);
+    return WithSnapshotTypeHint(WithFile(s, path), in->open_path, type);
   }
   // A stream. Classic: read twice (indexed, then its literals), so spilled
   // whole to an unlinked temp file first. Decomposed: read in one pass,

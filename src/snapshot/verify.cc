@@ -189,7 +189,7 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
   r.path = path;
   r.type = *type;
   if (!in->is_stream()) {
-    MmapSource src(path);
+    MmapSource src(in->open_path);
     if (!src.status().ok()) return src.status();
     if (*type == SnapshotType::kDecomposed) {
       VerifyDecomposed(src, options, &r);
@@ -228,7 +228,7 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
     absl::Status hinted =
         in->is_stream()
             ? WithSnapshotTypeHint(failure, in->evidence, *type)
-            : WithSnapshotTypeHint(failure, path, *type);
+            : WithSnapshotTypeHint(failure, in->open_path, *type);
     p.message = std::string(hinted.message());
   }
   return r;

@@ -16,8 +16,9 @@ ASan reserves terabytes of address space.)
 Every case of a command that reads a snapshot (inspect, verify, unpack,
 compare, stats) also runs with the same bytes through a pipe on stdin
 (`-`) and through a FIFO path (compare and stats: the snapshot files;
-.npy and .pt files are told by their names), and must give what the
-regular file gave:
+.npy and .pt files are told by their names), and, outside the memory-limit
+pass, on stdin redirected from the file itself (`- < FILE`, read by the
+regular-file code), and must give what the regular file gave:
 the same exit code, the same output files and bytes, and the same output
 text once the input is named as such (`(at byte N of PATH)` becomes
 `(at byte N, from stdin)`, `(PATH)` becomes `(from stdin)`, any other
@@ -153,7 +154,8 @@ def feed_fifo(fifo, data, done):
 
 
 def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
-    """Runs the case with the bytes of path on stdin ("stdin") or through a
+    """Runs the case with the bytes of path on stdin through a pipe
+    ("stdin"), on stdin redirected from the file ("redirect") or through a
     FIFO ("fifo"); compares with base = (returncode, text, tree, out_dir)."""
     with open(path, "rb") as f:
         data = f.read()
@@ -161,7 +163,7 @@ def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
     fifo_dir = tempfile.mkdtemp(prefix="corpus-fifo-")
     fifo = os.path.join(fifo_dir, "snapshot.fifo")
     try:
-        name = "-" if mode == "stdin" else fifo
+        name = fifo if mode == "fifo" else "-"
         argv = argv_for(cli, row["command"], path, out_dir, files_dir)
         argv = [name if a == path else a for a in argv]
         done = threading.Event()
@@ -172,14 +174,19 @@ def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
                                       args=(fifo, data, done))
             feeder.start()
         try:
+            stdin_file = open(path, "rb") if mode == "redirect" else None
             p = subprocess.run(argv, capture_output=True,
-                               input=data if mode == "stdin" else b"",
+                               input=data if mode == "stdin" else
+                               None if stdin_file else b"",
+                               stdin=stdin_file,
                                timeout=120, cwd=out_dir,
                                preexec_fn=limit_memory(mem_mib) if mem_mib
                                else None)
         except subprocess.TimeoutExpired:
             return [f"{mode}: hang: no exit within 120 s"]
         finally:
+            if stdin_file:
+                stdin_file.close()
             done.set()
             if feeder:
                 feeder.join()
@@ -190,7 +197,7 @@ def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
         got = (p.stderr + p.stdout).decode("utf-8", "replace")
         got = got.replace(out_dir, "<OUT>")
         want = text.replace(base_out, "<OUT>")
-        if mode == "stdin":
+        if mode != "fifo":
             want = (want.replace(f" of {path})", ", from stdin)")
                         .replace(f" ({path})", " (from stdin)")
                         .replace(path, "-"))
@@ -240,7 +247,9 @@ def run_case(row, cli, files_dir, mem_mib):
         if row["command"] in STREAM_COMMANDS and os.path.isfile(path) and \
                 not path.endswith((".npy", ".pt")):
             base = (p.returncode, p.stderr + p.stdout, tree(out_dir), out_dir)
-            for mode in ("stdin", "fifo"):
+            modes = ("stdin", "fifo") if mem_mib else \
+                ("stdin", "redirect", "fifo")
+            for mode in modes:
                 hard.extend(run_stream(row, cli, files_dir, mem_mib, mode,
                                        path, base))
         return hard, soft, msg

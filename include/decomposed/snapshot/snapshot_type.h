@@ -159,11 +159,19 @@ absl::Status WithSnapshotTypeHint(const absl::Status& failure,
 absl::Status EmptySnapshotError(const std::string& path);
 
 // A snapshot input opened once, for a command that reads it in one pass:
-// a regular file (read by path as before, with the fast paths of FdSource
-// and MmapSource) or a stream (a pipe, a FIFO, a character device, or "-"
-// standard input) read through a SpoolSource positioned at byte 0.
+// a regular file (read by name, with the fast paths of FdSource and
+// MmapSource: pread, mmap, copy_file_range) or a stream (a pipe, a FIFO, a
+// character device, or "-" standard input that is not a regular file)
+// read through a SpoolSource positioned at byte 0. Standard input
+// redirected from a regular file at byte 0 (`unpack - < FILE`) is a regular
+// file: it is read by the name /proc/self/fd/N of the descriptor `held`
+// keeps open, never copied to a temp file, and messages still name "-".
 struct SnapshotInput {
   std::string path;  // as given; "-" is standard input
+  // Regular files only: the name to open (path, or /proc/self/fd/N for
+  // standard input). Messages use `path`.
+  std::string open_path;
+  OwnedFd held;  // keeps /proc/self/fd/N valid for standard input
   SnapshotType type = SnapshotType::kClassic;  // resolved, never kAuto
   // Streams only: the source, and what detection saw (for the hint after a
   // failure: the bytes cannot be read again by name).
