@@ -203,6 +203,54 @@ TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadByName) {
   }
 }
 
+TEST(SnapshotTypeTest, ADecomposedFileCutShortIsStillDecomposed) {
+  // docs/format.md §7.8: once the region [0] length box is whole (the
+  // example's 4 bytes 03 3a 01 54), a file that ends anywhere after it is
+  // decomposed, and unpack names the frame that ran out, not an
+  // HloSnapshot tag.
+  const std::string whole = test::ReadFile(kExample);
+  ASSERT_EQ(whole.size(), 235u);
+  test::TempDir dir;
+  for (size_t k = 4; k < whole.size(); ++k) {
+    const std::string cut = dir.Write("cut.bin", whole.substr(0, k));
+    absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(cut);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->type, SnapshotType::kDecomposed) << k;
+    // Bytes 0-87 are region [0]; the inputs end at byte 183.
+    if (k < 88) {
+      EXPECT_EQ(e->evidence,
+                "a region [0] box at byte 0, cut short inside region [0]")
+          << k;
+    } else if (k < 140) {
+      EXPECT_EQ(e->evidence,
+                "region [0] box of 84 bytes at byte 0, cut short after it")
+          << k;
+    }
+    if (k < 183) {
+      UnpackOptions uo;
+      uo.output_prefix = dir.path() + "/";
+      absl::Status s = Unpack(cut, uo);
+      EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << k << " " << s;
+      EXPECT_THAT(std::string(s.message()), Not(HasSubstr("HloSnapshot")))
+          << k;
+    }
+  }
+  // Named as classic, the cut file says what it looks like.
+  const std::string cut = dir.Write("cut.bin", whole.substr(0, 100));
+  UnpackOptions uo;
+  uo.snapshot_type = SnapshotType::kClassic;
+  uo.output_prefix = dir.path() + "/";
+  EXPECT_THAT(std::string(Unpack(cut, uo).message()),
+              EndsWith("; this looks like a decomposed snapshot (region [0] "
+                       "box of 84 bytes at byte 0, cut short after it); use "
+                       "--snapshot-type=decomposed"));
+  // Shorter than the length box: nothing to go on, so classic (rule 1).
+  absl::StatusOr<SnapshotTypeEvidence> e =
+      DescribeSnapshotType(dir.Write("tiny.bin", whole.substr(0, 3)));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->type, SnapshotType::kClassic);
+}
+
 TEST(SnapshotTypeTest, DecomposedReadAsClassicSaysSo) {
   const std::string hint =
       "; this looks like a decomposed snapshot (region [0] box of 84 bytes "

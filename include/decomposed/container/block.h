@@ -73,8 +73,8 @@ class BlockReader {
     if (rem && count_ > *rem / kMinBoxBytes) {
       return FrameError(
           absl::StatusCode::kOutOfRange, CountFrame(), count_offset_,
-          absl::StrCat("at most ", *rem / kMinBoxBytes, " elements in the ",
-                       *rem, " bytes that remain"),
+          absl::StrCat("at most ", Counted(*rem / kMinBoxBytes, "element"),
+                       " in the ", Counted(*rem, "byte"), " left"),
           absl::StrCat("a count of ", count_));
     }
     return count_;

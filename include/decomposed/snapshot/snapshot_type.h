@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
@@ -63,7 +64,9 @@ std::optional<SnapshotType> SnapshotTypeFromName(std::string_view name);
 absl::StatusOr<SnapshotType> DetectSnapshotType(const std::string& path);
 
 // What DetectSnapshotType saw, for messages: the type and the evidence, e.g.
-// {kDecomposed, "region [0] box of 84 bytes at byte 0"} or {kClassic,
+// {kDecomposed, "region [0] box of 84 bytes at byte 0"}, {kDecomposed,
+// "region [0] box of 84 bytes at byte 0, cut short after it"} (a truncated
+// file: docs/format.md §7.8) or {kClassic,
 // "HloSnapshot field 1 (hlo) of 1200 bytes at byte 0"}. `evidence` is empty
 // when the bytes look like neither form (detection then says kClassic).
 struct SnapshotTypeEvidence {
@@ -108,18 +111,39 @@ absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotSource(S& src) {
   DecomposedReader<S> reader(src);
   absl::StatusOr<ElementInfo> snapshot = reader.ReadHeader(nullptr);
   if (snapshot.ok()) {
+    const std::string region0 =
+        absl::StrCat("region [0] box of ", snapshot->length, " bytes at byte ",
+                     snapshot->box_offset);
     absl::StatusOr<uint64_t> n = reader.StartInputs();
-    ElementInfo e;
-    if (n.ok() && (*n == 0 || reader.NextInput(&e).ok())) {
+    absl::Status next;
+    if (n.ok() && *n > 0) {
+      ElementInfo e;
+      next = reader.NextInput(&e).status();
+    }
+    if (n.ok() && next.ok()) {
       out.type = SnapshotType::kDecomposed;
-      out.evidence = absl::StrCat("region [0] box of ", snapshot->length,
-                                  " bytes at byte ", snapshot->box_offset);
+      out.evidence = region0;
+    } else if ((n.ok() ? next : n.status()).code() ==
+               absl::StatusCode::kOutOfRange) {
+      // Region [0] whole, then the file ends inside the count box or the
+      // first element (rules 3 and 4 fail only for want of bytes): a
+      // decomposed file cut short, as an interrupted capture leaves it.
+      out.type = SnapshotType::kDecomposed;
+      out.evidence = absl::StrCat(region0, ", cut short after it");
     }
   } else if (snapshot.status().code() == absl::StatusCode::kResourceExhausted) {
     // A held region [0] of 2 GiB or more: decomposed, and the decomposed
     // reader then says precisely what is wrong.
     out.type = SnapshotType::kDecomposed;
     out.evidence = "a region [0] box declaring 2 GiB or more at byte 0";
+  } else if (snapshot.status().code() == absl::StatusCode::kOutOfRange &&
+             absl::StartsWith(snapshot.status().message(),
+                              absl::StrCat(Frame{"header"}.str(), ":"))) {
+    // A valid region [0] length box (rule 1) declaring more bytes than the
+    // file holds (rule 2 fails for want of bytes): cut short inside
+    // region [0].
+    out.type = SnapshotType::kDecomposed;
+    out.evidence = "a region [0] box at byte 0, cut short inside region [0]";
   }
   if (!src.status().ok()) return src.status();
   if (out.type == SnapshotType::kClassic) {
