@@ -239,7 +239,12 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& pa
   if (in.ok() && *in == nullptr) {
     absl::StatusOr<InputFile> f = OpenInput(path);
     if (!f.ok()) return f.status();
-    if (!f->regular) in = SpilledStream(path, type, &*f);
+    // Standard input from a regular file is read by name below, through
+    // /proc/self/fd/0; without /proc, as a stream.
+    if (!f->regular ||
+        (IsStdin(path) && ::access("/proc/self/fd/0", R_OK) != 0)) {
+      in = SpilledStream(path, type, &*f);
+    }
   }
   if (!in.ok()) return in.status();
   if (*in != nullptr) {

@@ -136,22 +136,21 @@ absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
     in.open_path = path;
     return in;
   }
-  if (file->regular) {
+  OwnedFd reopened;
+  const std::string self = absl::StrCat("/proc/self/fd/", file->fd.get());
+  if (file->regular && OpenForReading(self, &reopened).ok()) {
     // Standard input redirected from a regular file: the regular-file code
     // reads it by the name of this descriptor (a new open file description
-    // each time, so no reader moves another's offset).
-    in.open_path = absl::StrCat("/proc/self/fd/", file->fd.get());
+    // each time, so no reader moves another's offset). Without /proc it is
+    // read as a stream, below.
+    in.open_path = self;
     in.held = std::move(file->fd);
     struct stat st;
     if (::fstat(in.held.get(), &st) != 0) {
       return absl::ErrnoToStatus(errno, "Could not open: standard input");
     }
     if (st.st_size == 0) return EmptySnapshotError(path);
-    OwnedFd fd;
-    if (absl::Status s = OpenForReading(in.open_path, &fd); !s.ok()) {
-      return absl::Status(s.code(), "Could not open: standard input");
-    }
-    FdSource src(std::move(fd));
+    FdSource src(std::move(reopened));
     absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotSource(src);
     if (!e.ok()) return WithFile(e.status(), path);
     in.evidence = *e;

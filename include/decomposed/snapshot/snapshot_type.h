@@ -189,7 +189,8 @@ absl::Status EmptySnapshotError(const std::string& path);
 // read through a SpoolSource positioned at byte 0. Standard input
 // redirected from a regular file at byte 0 (`unpack - < FILE`) is a regular
 // file: it is read by the name /proc/self/fd/N of the descriptor `held`
-// keeps open, never copied to a temp file, and messages still name "-".
+// keeps open, never copied to a temp file, and messages still name "-"
+// (where /proc is not mounted it is read as a stream instead).
 struct SnapshotInput {
   std::string path;  // as given; "-" is standard input
   // Regular files only: the name to open (path, or /proc/self/fd/N for
