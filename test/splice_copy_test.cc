@@ -1,7 +1,8 @@
 // SpliceCopy (io/splice_copy.h): the bytes arrive whole and in order at any
 // offsets, the source's file offset stays, a short source is reported as
 // such, and an output that refuses splice (O_APPEND) gets the bytes the
-// pipe already held before the caller is told to go on another way.
+// pipe already held before the caller is told to go on another way; a
+// source that cannot seek is refused before any byte moves.
 #include "decomposed/io/splice_copy.h"
 
 #include <fcntl.h>
@@ -121,6 +122,27 @@ TEST(SpliceCopy, IntoAPipe) {
   EXPECT_EQ(*got, data.size() - 11);
   EXPECT_FALSE(unsupported);
   EXPECT_EQ(read_back, data.substr(11));
+}
+
+TEST(SpliceCopy, ASourceThatCannotSeekIsLeftToTheCaller) {
+  // `in` must be a file read at an offset; a pipe (ESPIPE) is refused
+  // before any byte moves, and nothing is read from it.
+  test::TempDir dir;
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ASSERT_EQ(::write(p[1], "abc", 3), 3);
+  int out = OpenOut(dir.File("out.bin"));
+  bool unsupported = false;
+  absl::StatusOr<uint64_t> got =
+      SpliceCopy(p[0], 0, out, 3, nullptr, &unsupported);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, 0u);
+  EXPECT_TRUE(unsupported);
+  char buf[3];
+  EXPECT_EQ(::read(p[0], buf, 3), 3);  // still in the pipe
+  ::close(p[0]);
+  ::close(p[1]);
+  ::close(out);
 }
 
 TEST(SpliceCopy, AnOutputOpenForReadingIsAnError) {

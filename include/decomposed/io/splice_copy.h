@@ -55,8 +55,8 @@ inline constexpr int kSplicePipeBytes = 256 << 10;
 //   * fewer, `*unsupported` false: `in` ended early (the caller reports the
 //     truncation; those bytes are written);
 //   * fewer, `*unsupported` true: the kernel refuses splice for this pair
-//     (EINVAL, ENOSYS, EOPNOTSUPP, EBADF, EXDEV: an O_APPEND output, a file
-//     system without splice support). The bytes counted are written, none
+//     (EINVAL, ENOSYS, EOPNOTSUPP, EBADF, EXDEV, ESPIPE: an O_APPEND output,
+//     a file system without splice support, an `in` that cannot seek). The bytes counted are written, none
 //     is held back, and the caller copies the rest another way.
 // Errors: read and write errors of either side ("splice: ..." with errno's
 // code). The pipe is closed in every case.
@@ -66,7 +66,7 @@ inline absl::StatusOr<uint64_t> SpliceCopy(
   *unsupported = false;
   auto refused = [](int e) {
     return e == EINVAL || e == ENOSYS || e == EOPNOTSUPP || e == EBADF ||
-           e == EXDEV;
+           e == EXDEV || e == ESPIPE;
   };
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) {
