@@ -212,7 +212,7 @@ absl::StatusOr<std::unique_ptr<FdSource>> DupSource(const SpilledInput& in,
                                                     const std::string& path) {
   // A new open file description, so that each set has its own file offset
   // (FdSource reads with read(2)); a dup would share one.
-  const std::string self = absl::StrCat("/proc/self/fd/", in.fd.get());
+  const std::string self = ReopenPath(in.fd.get());
   int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("reopening ", path));
   return std::make_unique<FdSource>(OwnedFd(fd));
@@ -242,7 +242,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& pa
     // Standard input from a regular file is read by name below, through
     // /proc/self/fd/0; without /proc, as a stream.
     if (!f->regular ||
-        (IsStdin(path) && ::access("/proc/self/fd/0", R_OK) != 0)) {
+        (IsStdin(path) && ::access(ReopenPath(0).c_str(), R_OK) != 0)) {
       in = SpilledStream(path, type, &*f);
     }
   }
@@ -260,7 +260,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(const std::string& pa
   // A regular file, or standard input redirected from one (read by the
   // name /proc/self/fd/0: a new open file description per set, so that
   // stats' two sets and fd 0 keep their own offsets; messages name "-").
-  const std::string open = IsStdin(path) ? "/proc/self/fd/0" : path;
+  const std::string open = IsStdin(path) ? ReopenPath(0) : path;
   if (IsStdin(path)) {
     struct stat st;
     if (::fstat(0, &st) == 0 && st.st_size == 0) {

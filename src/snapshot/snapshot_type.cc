@@ -137,7 +137,7 @@ absl::StatusOr<SnapshotInput> OpenSnapshotInput(const std::string& path,
     return in;
   }
   OwnedFd reopened;
-  const std::string self = absl::StrCat("/proc/self/fd/", file->fd.get());
+  const std::string self = ReopenPath(file->fd.get());
   if (file->regular && OpenForReading(self, &reopened).ok()) {
     // Standard input redirected from a regular file: the regular-file code
     // reads it by the name of this descriptor (a new open file description

@@ -34,6 +34,12 @@ struct InputFile {
   bool regular = false;
 };
 
+// The name that opens `fd` again as a new open file description (its own
+// file offset): /proc/self/fd/N. Needs /proc.
+inline std::string ReopenPath(int fd) {
+  return absl::StrCat("/proc/self/fd/", fd);
+}
+
 // True for kStdinPath ("-").
 inline bool IsStdin(const std::string& path) { return path == kStdinPath; }
 
