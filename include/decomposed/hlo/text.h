@@ -1,0 +1,64 @@
+// What an HLO text carries besides its HloModuleProto, shared by the
+// printer (hlo/print.h) and the parser (hlo/parse.h).
+//
+// XLA keeps some module header attributes in its HloModuleConfig, not in
+// HloModuleProto: `replica_count=2`, `num_partitions=8`,
+// `allow_spmd_sharding_propagation_to_parameters={...}`, ... A module read
+// from a proto cannot know them, so the printer prints none; a module read
+// from text keeps them here, so that text -> text keeps them too.
+//
+// Example:
+//   decomposed::hlo::ParsedHloText t = *decomposed::hlo::ParseHloText(text);
+//   // t.extras.config_attributes == {{"replica_count", "2"}}
+//   std::string again = decomposed::hlo::PrintHloModuleToString(
+//       *module_of(t.module), options, &t.extras);
+#ifndef DECOMPOSED_HLO_TEXT_H_
+#define DECOMPOSED_HLO_TEXT_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "decomposed/proto/hlo.pb.h"
+
+namespace decomposed::hlo {
+
+struct HloModuleTextExtras {
+  // Header attributes of the module config, in the order the text gives
+  // them, each name once: the name and the exact text of its value (what
+  // follows `=`, up to the `,` or end of line that ends it).
+  std::vector<std::pair<std::string, std::string>> config_attributes;
+  // False when the text's header had no `entry_computation_layout=`; the
+  // parser then infers host_program_shape from the entry's parameters and
+  // root, and the printer leaves the attribute out again.
+  bool has_entry_computation_layout = true;
+};
+
+// A module parsed from text: the proto and what the proto cannot hold.
+struct ParsedHloText {
+  xla::HloModuleProto module;
+  HloModuleTextExtras extras;
+};
+
+// The three spellings of HLO text (docs/hlo.md §2):
+//   kLong    XLA's HloPrintOptions() of 2022-2025, which torch-neuronx and
+//            torch-xla dumps use: `%` names, operand shapes, metadata,
+//            program shapes in computation headers, constants of more than
+//            10 elements as `{...}`.
+//   kModern  XLA's default since 2025: as kLong without operand shapes.
+//   kShort   XLA's ShortParsable(): no `%`, no operand shapes, no metadata,
+//            no program shapes in computation headers, every constant in
+//            full.
+enum class HloTextStyle { kLong, kModern, kShort };
+
+// A constant whose data the text did not give (`constant({...})`, as the
+// long and modern styles print constants of more than 10 elements) is kept
+// as an HloInstructionProto whose literal has its shape and no data field
+// at all. IsElidedLiteral tells such a literal; the printer prints it as
+// `{...}` again in every style, and whoever needs its values (the
+// evaluator, pack) reports the constant by name.
+bool IsElidedLiteral(const xla::LiteralProto& literal);
+
+}  // namespace decomposed::hlo
+
+#endif  // DECOMPOSED_HLO_TEXT_H_
