@@ -13,6 +13,9 @@
 # per target goes to build-fuzz/fuzz-report.tsv (and stdout).
 # New inputs the fuzzer finds go to build-fuzz/corpus/<target>/, not into
 # the committed seeds. CXX defaults to clang++-14, then clang++.
+# FUZZ_BUILD=DIR uses an existing build tree configured with
+# DECOMPOSED_BUILD_FUZZERS=ON (scripts/sanitize.sh --fuzzers makes one)
+# instead of configuring build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
@@ -22,11 +25,13 @@ if [ -z "$CXX" ]; then
   echo "fuzz.sh: clang++ not found (scripts/setup-debian.sh --fuzz installs it)" >&2
   exit 1
 fi
-BUILD=build-fuzz
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER="$CXX" -DDECOMPOSED_BUILD_FUZZERS=ON \
-  -DDECOMPOSED_BUILD_TESTS=OFF -DDECOMPOSED_BUILD_BENCH=OFF \
-  -DDECOMPOSED_INSTALL=OFF >/dev/null
+BUILD="${FUZZ_BUILD:-build-fuzz}"
+if [ -z "${FUZZ_BUILD:-}" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$CXX" -DDECOMPOSED_BUILD_FUZZERS=ON \
+    -DDECOMPOSED_BUILD_TESTS=OFF -DDECOMPOSED_BUILD_BENCH=OFF \
+    -DDECOMPOSED_INSTALL=OFF >/dev/null
+fi
 cmake --build "$BUILD" -j 2 --target fuzzers
 
 if [ $# -gt 0 ]; then

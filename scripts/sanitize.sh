@@ -2,10 +2,13 @@
 # Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer into
 # build-asan/ and runs the whole ctest suite with LeakSanitizer on.
 #
-#   scripts/sanitize.sh [-j N] [extra ctest args...]
+#   scripts/sanitize.sh [-j N] [--fuzzers] [extra ctest args...]
 #
 # Compiler: $CXX if set, else g++ (clang++-14 works as well:
-# CXX=clang++-14 scripts/sanitize.sh). Before the suite runs, two canary
+# CXX=clang++-14 scripts/sanitize.sh). --fuzzers builds the libFuzzer
+# targets in the same tree (clang++-14 unless $CXX says otherwise), so that
+# scripts/fuzz.sh can run them without a second build of the library
+# (FUZZ_BUILD=build-asan scripts/fuzz.sh; scripts/ci-hardening.sh does). Before the suite runs, two canary
 # programs prove that this environment really reports leaks and undefined
 # behaviour (LeakSanitizer, for one, cannot run under ptrace): a pass below
 # therefore means "no finding", not "sanitizer silently off".
@@ -13,6 +16,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=2
 if [ "${1:-}" = "-j" ]; then JOBS="$2"; shift 2; fi
+FUZZERS=OFF
+if [ "${1:-}" = "--fuzzers" ]; then
+  FUZZERS=ON
+  shift
+  CXX="${CXX:-$(command -v clang++-14 || command -v clang++ || true)}"
+fi
 CXX="${CXX:-g++}"
 BUILD=build-asan
 
@@ -55,10 +64,16 @@ echo "sanitize.sh: canaries OK (LeakSanitizer and UBSan report with $CXX)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_CXX_COMPILER="$CXX" -DDECOMPOSED_SANITIZE=ON \
-  -DDECOMPOSED_BUILD_BENCH=OFF -DDECOMPOSED_BUILD_FUZZERS=OFF \
+  -DDECOMPOSED_BUILD_BENCH=OFF -DDECOMPOSED_BUILD_FUZZERS="$FUZZERS" \
   -DDECOMPOSED_INSTALL=OFF >/dev/null
+t0=$(date +%s)
 cmake --build "$BUILD" -j "$JOBS"
+t1=$(date +%s)
+echo "sanitize.sh: build $((t1 - t0)) s"
 # Every test binary inherits ASAN_OPTIONS/UBSAN_OPTIONS from here; the corpus
 # runner knows (DECOMPOSED_SANITIZED) not to apply its ulimit -v run.
+status=0
 DECOMPOSED_SANITIZED=1 ctest --test-dir "$BUILD" --output-on-failure \
-  -j "$JOBS" "$@"
+  -j "$JOBS" "$@" || status=$?
+echo "sanitize.sh: suite $(( $(date +%s) - t1 )) s"
+exit $status

@@ -16,7 +16,14 @@ if(DECOMPOSED_BUILD_PYTHON AND TARGET decomposed_cli)
       DECOMPOSED_CLI=$<TARGET_FILE:decomposed_cli>
       PYTHONDONTWRITEBYTECODE=1)
   if(DECOMPOSED_SANITIZE)
-    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+    # The compiler's own ASan runtime: gcc's libasan, or clang's
+    # libclang_rt.asan (which carries UBSan's handlers too).
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      set(_asan_rt libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+    else()
+      set(_asan_rt libasan.so)
+    endif()
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${_asan_rt}
                     OUTPUT_VARIABLE _libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
                     OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
