@@ -55,12 +55,18 @@ class SideStream {
       run_ = std::move(*run);
       return absl::OkStatus();
     }
-    producer_ = std::make_unique<PipedProducer>([&set, i](ChunkPipe& pipe) {
-      return set.Stream(i, [&](std::string_view c) {
-        if (!pipe.Write(c)) return absl::CancelledError("three-way stopped reading");
-        return absl::OkStatus();
-      });
-    });
+    // A pipe as large as the tensor, up to compare's 4 MiB: small tensors
+    // (a snapshot may have hundreds) do not each clear 4 MiB.
+    const size_t capacity = static_cast<size_t>(
+        std::clamp<uint64_t>(elements_ * eb_, uint64_t{64} << 10, uint64_t{4} << 20));
+    producer_ = std::make_unique<PipedProducer>(
+        [&set, i](ChunkPipe& pipe) {
+          return set.Stream(i, [&](std::string_view c) {
+            if (!pipe.Write(c)) return absl::CancelledError("three-way stopped reading");
+            return absl::OkStatus();
+          });
+        },
+        capacity);
     return absl::OkStatus();
   }
 
