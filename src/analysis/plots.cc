@@ -321,10 +321,11 @@ std::string ScatterSvg(const CompareReport& report, const std::vector<ScatterTen
 }
 
 absl::Status WriteSvgFile(const std::string& path, std::string_view svg) {
+  // AtomicFileSink's errors name the path.
   AtomicFileSink out;
-  if (absl::Status s = out.Open(path); !s.ok()) return WithFile(s, path);
+  if (absl::Status s = out.Open(path); !s.ok()) return s;
   out.Write(svg);
-  return WithFile(out.Commit(), path);
+  return out.Commit();
 }
 
 }  // namespace decomposed
