@@ -344,16 +344,27 @@ struct Accumulator {
 // A histogram over fixed edges, for one level.
 struct LevelHistogram {
   std::vector<double> edges;
+  double scale = 0;
   std::vector<uint64_t> t, r;
   void Reset(const Accumulator& a, size_t bins) {
     edges = LinearEdges(a.lo, a.hi, bins);
+    scale = BinScale(edges);
     t.assign(bins, 0);
     r.assign(bins, 0);
   }
-  void Add(float te, float re) {
-    ++t[BinOf(edges, te)];
-    ++r[BinOf(edges, re)];
+  // BinOf, inlined for the read-back loop.
+  size_t Bin(float xf) const {
+    const double x = xf;
+    const size_t bins = t.size();
+    if (scale == 0) return bins - 1;
+    const double* e = edges.data();
+    const double g = (x - e[0]) * scale;
+    size_t j = g <= 0 ? 0 : std::min(static_cast<size_t>(static_cast<int64_t>(g)), bins - 1);
+    while (j > 0 && x < e[j]) --j;
+    while (j + 1 < bins && x >= e[j + 1]) ++j;
+    return j;
   }
+  bool SameBins(const LevelHistogram& o) const { return edges == o.edges; }
   // vLLM-Neuron's BC: 1 when every error is the same value.
   double Bc(const Accumulator& a) const {
     if (a.lo == a.hi) return 1.0;
@@ -594,18 +605,25 @@ absl::StatusOr<ThreeWayReport> ThreeWayCompare(const std::vector<ThreeWayRun>& r
       if (a.counted == 0) continue;
       LevelHistogram ih;
       ih.Reset(a, options.bins);
+      // A level whose edges are those of the level around it (one input in
+      // a tensor, one tensor in all) takes that level's bins.
+      const bool tensor_as_all = th.SameBins(all_h), input_as_tensor = ih.SameBins(th);
       for (uint64_t done = 0; done < a.counted;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(kStoreBlockPairs, a.counted - done));
         if (absl::Status s = store.Read(segment[x] + done, n, buf.data()); !s.ok()) return s;
         for (size_t j = 0; j < n; ++j) {
           const float te = buf[2 * j], re = buf[2 * j + 1];
-          ih.Add(te, re);
-          th.Add(te, re);
-          all_h.Add(te, re);
+          const size_t at = all_h.Bin(te), ar = all_h.Bin(re);
+          ++all_h.t[at];
+          ++all_h.r[ar];
+          const size_t tt = tensor_as_all ? at : th.Bin(te);
+          const size_t tr = tensor_as_all ? ar : th.Bin(re);
+          ++th.t[tt];
+          ++th.r[tr];
+          ++ih.t[input_as_tensor ? tt : ih.Bin(te)];
+          ++ih.r[input_as_tensor ? tr : ih.Bin(re)];
           tensor_t.Add(te);
           tensor_r.Add(re);
-          all_t.Add(te);
-          all_r.Add(re);
         }
         done += n;
       }
@@ -615,6 +633,8 @@ absl::StatusOr<ThreeWayReport> ThreeWayCompare(const std::vector<ThreeWayRun>& r
     for (size_t x : tensor.inputs) {
       if (rep.inputs[x].metrics.counted == 0) Judge(options, &rep.inputs[x].metrics);
     }
+    all_t.Merge(tensor_t);
+    all_r.Merge(tensor_r);
     ThreeWayMetrics& m = tensor.metrics;
     tacc.Fill(&m);
     TakeWorst(rep.inputs, tensor.inputs, &m);

@@ -57,17 +57,26 @@ inline std::vector<double> LinearEdges(double lo, double hi, size_t bins) {
 // edges[j] <= x (bin j holds [edges[j], edges[j+1]), the last bin also
 // edges[bins]). Precondition: edges from LinearEdges, edges[0] <= x <=
 // edges.back().
-inline size_t BinOf(const std::vector<double>& edges, double x) {
+// `scale` is bins / (edges.back() - edges.front()) (BinScale), which only
+// speeds up the first guess: the result is always decided by the edges.
+inline size_t BinOf(const std::vector<double>& edges, double x, double scale) {
   const size_t bins = edges.size() - 1;
-  const double lo = edges.front(), hi = edges.back();
-  if (!(hi > lo)) return bins - 1;
+  const double lo = edges.front();
+  if (!(edges.back() > lo)) return bins - 1;
   // A guess from the step, then moved to the exact edges (at most a step
   // either way, as the edges are rounded).
-  double g = (x - lo) / (hi - lo) * static_cast<double>(bins);
+  const double g = (x - lo) * scale;
   size_t j = g <= 0 ? 0 : std::min(static_cast<size_t>(g), bins - 1);
   while (j > 0 && x < edges[j]) --j;
   while (j + 1 < bins && x >= edges[j + 1]) ++j;
   return j;
+}
+inline double BinScale(const std::vector<double>& edges) {
+  const double span = edges.back() - edges.front();
+  return span > 0 ? static_cast<double>(edges.size() - 1) / span : 0.0;
+}
+inline size_t BinOf(const std::vector<double>& edges, double x) {
+  return BinOf(edges, x, BinScale(edges));
 }
 
 // vLLM-Neuron's Bhattacharyya coefficient of two histograms over the same
@@ -123,6 +132,22 @@ class ErrorQuantileSketch {
   }
 
   uint64_t count() const { return n_; }
+
+  // Adds every value `o` holds (as if each had been added here).
+  void Merge(const ErrorQuantileSketch& o) {
+    if (o.n_ == 0) return;
+    if (n_ == 0 || o.min_ < min_) min_ = o.min_;
+    if (n_ == 0 || o.max_ > max_) max_ = o.max_;
+    n_ += o.n_;
+    zeros_ += o.zeros_;
+    for (int e = 0; e < kBinades; ++e) {
+      const uint64_t* src = o.binades_[e].get();
+      if (!src) continue;
+      std::unique_ptr<uint64_t[]>& b = binades_[e];
+      if (!b) b.reset(new uint64_t[kSubBuckets]());
+      for (size_t s = 0; s < kSubBuckets; ++s) b[s] += src[s];
+    }
+  }
 
   void Clear() {
     for (auto& b : binades_) b.reset();
