@@ -28,8 +28,8 @@
 // reference is exact and the target is not: a failure by the L-inf and L2
 // guards), and 0 when x is 0 too (both exact); `zero_reference_error` says
 // when the reference errors were all 0. Non-finite errors (a NaN or an
-// infinity on some side, where the two values differ; an error beyond
-// float32's range) are left out of every metric, both errors of the element
+// infinity on some side, where the two values differ; an error above
+// float32's largest value, 3.4e38) are left out of every metric, both errors of the element
 // together, and counted; an element whose target error is non-finite while
 // its reference error is finite fails the tensor (the device made a NaN or
 // an Inf the dtype does not explain). Equal values (equal infinities
