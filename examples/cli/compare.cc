@@ -1,7 +1,8 @@
 // decomposed compare EXPECTED ACTUAL [--inputs] [--mode torch|numpy|xla]
 //     [--rtol R] [--atol A] [--equal-nan] [--show N] [--json]
 //     [--allow-dtype-mismatch] [--dtype TYPE | --dtype INDEX=TYPE ...]
-//     [--snapshot-type auto|decomposed|snapshot]
+//     [--snapshot-type auto|decomposed|snapshot] [--plot OUT.svg]
+// and the three-way form, with --baseline (three_way.h).
 // Exit codes follow diff and cmp: 0 every tensor passes, 1 some tensor fails
 // or is missing, 2 usage errors or unreadable input (docs/compare.md).
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "command.h"
 #include "progress.h"
+#include "three_way.h"
 #include "decomposed/analysis/report.h"
 #include "decomposed/npy/npy_reader.h"
 
@@ -62,13 +64,19 @@ Action Setup(CLI::App& app) {
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors: TYPE for all, or "
                  "INDEX=TYPE (bf16, f8e4m3fn, ...)");
-  return [st, &app]() -> int {
+  std::shared_ptr<ThreeWayCli> tw = AddThreeWayOptions(app);
+  return [st, tw, &app]() -> int {
     TensorSetOptions so;
     so.inputs = st->inputs;
     so.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
+    if (tw->active()) {
+      return RunThreeWay(app, *tw, st->expected, st->actual, so, st->equal_nan, st->json,
+                         ProgressModeOf(st->progress, st->quiet));
+    }
+    RequireTwoSided(app, *tw);
     CompareOptions o;
     o.mode = *CompareModeFromName(st->mode);
     o.rtol = st->rtol;
@@ -91,18 +99,22 @@ Action Setup(CLI::App& app) {
                           ProgressModeOf(st->progress, st->quiet));
     uint64_t done = 0;
     o.on_bytes = [&](uint64_t n) { progress.Update(done += n); };
-    absl::StatusOr<CompareReport> r = CompareTensorSets(**e, **a, o);
+    ScatterPlot plot(*tw);  // --plot: the scatter of actual against expected
+    absl::StatusOr<CompareReport> r =
+        CompareTensorSets(plot.Expected(**e), plot.Actual(**a), o);
     if (r.ok()) progress.Complete();
     progress.Done();
     if (!r.ok()) return fail(r.status());
     std::cout << (st->json ? CompareReportJson(*r) : CompareReportText(*r));
+    if (absl::Status s = plot.Write(*r); !s.ok()) return fail(s);
     return r->pass ? kExitOk : kExitFailure;
   };
 }
 
 const Registrar kRegistrar({"compare",
                             "compare two runs' tensors element by element "
-                            "(torch, numpy or xla rules)",
+                            "(torch, numpy or xla rules), or three ways "
+                            "with --baseline",
                             &Setup});
 
 }  // namespace

@@ -36,7 +36,7 @@ from ._decomposed import FormatError, Literal, LiteralList
 __all__ = [
     "FormatError", "File", "Literal", "LiteralList", "open", "write",
     "unpack", "verify", "inspect", "convert", "compare", "stats",
-    "bundle", "capture",
+    "three_way", "bundle", "capture", "plot",
 ]
 
 # --- dtypes --------------------------------------------------------------------
@@ -371,9 +371,17 @@ def _dtype_map(d):
 
 def compare(expected, actual, *, inputs=False, mode="torch", rtol=None,
             atol=None, equal_nan=False, allow_dtype_mismatch=False,
-            expected_dtypes=None, actual_dtypes=None):
+            expected_dtypes=None, actual_dtypes=None, plot=None,
+            plot_points=2000):
     """`decomposed compare --json` as a dict: each side is a snapshot file,
-    an unpack directory, a bundle call directory, or an .npy / .pt file."""
+    an unpack directory, a bundle call directory, or an .npy / .pt file.
+    With `plot` (a path, or True for the data alone) the dict also holds
+    "scatter" (per tensor, `plot_points` sampled elements, as NumPy arrays)
+    and the path gets the SVG scatter of actual against expected."""
+    if plot is not None and plot is not False:
+        return _three_way._compare_plot(
+            expected, actual, plot, plot_points, inputs, mode, rtol, atol,
+            equal_nan, allow_dtype_mismatch, expected_dtypes, actual_dtypes)
     return _json.loads(_decomposed._compare_json(
         _os.fspath(expected), _os.fspath(actual), bool(inputs), mode, rtol,
         atol, bool(equal_nan), bool(allow_dtype_mismatch),
@@ -387,3 +395,5 @@ def stats(*paths, inputs=False, dtypes=None):
 
 
 from . import bundle, capture  # noqa: E402  (they use the names above)
+from . import _three_way, plot  # noqa: E402
+from ._three_way import three_way  # noqa: E402

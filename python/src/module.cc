@@ -69,6 +69,7 @@
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
+#include "three_way.h"
 
 namespace py = pybind11;
 
@@ -1159,6 +1160,8 @@ PYBIND11_MODULE(_decomposed, m) {
   m.def("_convert", &Convert);
   m.def("_compare_json", &CompareJson);
   m.def("_stats_json", &StatsJson);
+  decomposed::python::RegisterThreeWay(  // _three_way_json, _compare_plot_json
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);
   m.def("_config_from_env", &ConfigFromEnv, py::arg("env") = py::none());

@@ -25,7 +25,7 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader",
-                         "compare", "stats")}
+                         "compare", "stats", "three_way")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -277,6 +277,22 @@ seeds["stats"]["big_endian_fortran"] = b"\x01\x00" + NPY_BE
 seeds["stats"]["pt"] = b"\x02\x00" + PT_F32_2
 seeds["stats"]["pt_bf16"] = b"\x02\x00" + seeds["pt_reader"]["bf16_2x3"]
 seeds["stats"]["unpack_dir"] = b"\x03\x00" + NPY_F4_2
+
+# three_way: byte 0 = forms (bits 0-1 expected, 2-3 actual, 4-5 baseline),
+# byte 1 = options (0 equal-nan, 1 inputs, 2 actual = expected, 3 errors to
+# the temp file, 4-7 bins - 1), bytes 2-3 and 4-5 = the expected and actual
+# sides' lengths; then the three sides.
+def side_triple(eform, aform, bform, opts, e, a, b):
+    return (bytes([eform | (aform << 2) | (bform << 4), opts]) +
+            struct.pack("<HH", len(e), len(a)) + e + a + b)
+
+
+NPY_F4_2B = F4_2 + struct.pack("<2f", 0.5, 1.25)
+seeds["three_way"]["npy"] = side_triple(1, 1, 1, 0xf0, NPY_F4_2, NPY_F4_2B, NPY_F4_2)
+seeds["three_way"]["same_spilled"] = side_triple(1, 1, 1, 0x0c, NPY_F4_2B, b"", NPY_F4_2)
+seeds["three_way"]["snapshot_vs_pt"] = side_triple(0, 2, 1, 0x32, mc.GOOD, PT_F32_2, NPY_F4_2)
+seeds["three_way"]["colmajor_nan"] = side_triple(0, 0, 1, 0x91, COLMAJOR, ROWMAJOR, NPY_BE)
+seeds["three_way"]["unpack_dir"] = side_triple(3, 1, 3, 0x00, NPY_F4_2, NPY_F4_2B, NPY_F4_2)
 
 # --- round trip: the input drives the writer; any bytes will do -------------
 seeds["roundtrip"]["a"] = bytes(range(64))
