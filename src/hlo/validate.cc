@@ -20,6 +20,16 @@ using xla::ShapeProto;
 
 std::string Quoted(std::string_view s) { return absl::StrCat("\"", Sv(s), "\""); }
 
+// A cycle's names joined by " -> ", the middle elided past 16 of them (a
+// message stays short whatever the module's size).
+std::string JoinPath(const std::vector<std::string>& path) {
+  if (path.size() <= 16) return absl::StrJoin(path, " -> ");
+  std::vector<std::string> head(path.begin(), path.begin() + 8);
+  std::vector<std::string> tail(path.end() - 8, path.end());
+  return absl::StrCat(absl::StrJoin(head, " -> "), " -> ... (",
+                      path.size() - 16, " more) -> ", absl::StrJoin(tail, " -> "));
+}
+
 std::string Callee(const HloComputation& c) {
   return absl::StrCat("computation ", Quoted(c.name()));
 }
@@ -191,7 +201,7 @@ class Validator {
           path.push_back(Quoted(callee->name()));
           Add(*caller, absl::StrCat("expected no recursion, found ",
                                     Callee(*callee), " calling itself: ",
-                                    absl::StrJoin(path, " -> ")));
+                                    JoinPath(path)));
         } else if (color[ci] == 0) {
           color[ci] = 1;
           stack.push_back(Frame{callee});
@@ -291,7 +301,7 @@ class Validator {
           Add(DescribeComputation(c),
               absl::StrCat("expected no cycle through control predecessors, "
                            "found ",
-                           absl::StrJoin(path, " -> ")));
+                           JoinPath(path)));
           return;
         }
         if (color[pi] == 0) {
