@@ -2,7 +2,7 @@
 // shapes and its attributes, or the reason the operands are wrong for it.
 // The rules are those of XLA's ShapeInference and HloVerifier (openxla/xla
 // `xla/service/shape_inference.cc`, `hlo_verifier.cc`) and of
-// `docs/operation_semantics.md`, restated in this library's own code and
+// its operation semantics document, restated in this library's own code and
 // words (docs/hlo.md §1.2 lists them).
 //
 // Conventions shared by every rule:

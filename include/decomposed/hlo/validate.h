@@ -12,7 +12,7 @@
 // HloModule::Create has already checked what the view needs (ids per
 // computation, operands and called computations that exist, operands
 // before users, a root). ValidateModule checks the rest, in this order
-// (docs/hlo.md §1.2 has each rule and its message):
+// (docs/hlo.md §1.1 has each rule and its message):
 //   1. the module: a name; computation names unique; instruction names
 //      unique across the module and not empty; ids not negative;
 //   2. the call graph: no computation calls itself, directly or through
