@@ -181,11 +181,11 @@ const HloComputation* HloInstruction::to_apply() const {
   }
 }
 const HloComputation* HloInstruction::while_condition() const {
-  return opcode_ == HloOpcode::kWhile && called_.size() == 2 ? called_[0]
+  return opcode_ == HloOpcode::kWhile && called_.size() == 2 ? called_[1]
                                                               : nullptr;
 }
 const HloComputation* HloInstruction::while_body() const {
-  return opcode_ == HloOpcode::kWhile && called_.size() == 2 ? called_[1]
+  return opcode_ == HloOpcode::kWhile && called_.size() == 2 ? called_[0]
                                                               : nullptr;
 }
 const HloComputation* HloInstruction::fused_computation() const {

@@ -133,8 +133,10 @@ class HloInstruction {
 
   // Called computations by role (nullptr when absent).
   const HloComputation* to_apply() const;        // reduce, map, sort, call, all-reduce, scatter, reduce-window, ...
-  const HloComputation* while_condition() const; // while: called[0]
-  const HloComputation* while_body() const;      // while: called[1]
+  // while: XLA keeps the body first (called_computation_ids = {body,
+  // condition}, HloInstruction's kBodyComputationIndex = 0).
+  const HloComputation* while_condition() const; // while: called[1]
+  const HloComputation* while_body() const;      // while: called[0]
   const HloComputation* fused_computation() const;  // fusion
   // conditional: the branch computations (true, false for a pred
   // selector).
