@@ -397,6 +397,7 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
   }
   ctx.evaluator = &ev;
   ctx.replica_count = options.replica_count;
+  ctx.max_loop_iterations = options.max_loop_iterations;
   ctx.custom_calls = options.custom_calls ? options.custom_calls : &BuiltinCustomCalls();
   // Inputs: the declared type, or (kF32) the type the policy stores it as.
   const auto params = entry->parameters();

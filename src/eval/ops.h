@@ -39,6 +39,7 @@ struct Ctx {
   // operands, rank-0 operands broadcast.
   bool lifted = false;
   int64_t replica_count = 1;
+  int64_t max_loop_iterations = 1'000'000;
   const CustomCallRegistry* custom_calls = nullptr;
 };
 
@@ -135,6 +136,11 @@ absl::StatusOr<Value> EvalCollective(Ctx& ctx, const hlo::HloInstruction& i,
                                      Operands ops);
 absl::StatusOr<Value> EvalCustomCall(Ctx& ctx, const hlo::HloInstruction& i,
                                      Operands ops);
+
+// Top k along the last dimension: tuple(values, indices of `index_type`),
+// largest (or smallest) first, ties by lower index, NaN largest.
+absl::StatusOr<Value> TopKOf(Ctx& ctx, const Array& x, int64_t k, bool largest,
+                             PrimitiveType index_type);
 
 // Dot of two contiguous arrays as a batched matrix product, for custom
 // calls and the attention-style paths: [B, M, K] x [B, K, N] -> [B, M, N]

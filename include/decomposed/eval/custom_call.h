@@ -44,6 +44,8 @@ struct CustomCallContext {
   const NumericsPolicy& numerics;
   // Refuse results larger than this (EvalOptions::max_array_bytes).
   uint64_t max_array_bytes = Array::kNoLimit;
+  // The evaluator's own state, for the built-in targets (opaque).
+  const void* evaluator_state = nullptr;
 };
 
 using CustomCallFunction = std::function<absl::StatusOr<Value>(
