@@ -125,10 +125,14 @@ absl::StatusOr<Value> RmsNorm(const CustomCallContext& c, std::span<const Value>
   }
   absl::StatusOr<Lanes> l = LanesOf(ctx, **x, *dim);
   absl::StatusOr<Lanes> lw = LanesOf(ctx, **w, 0);
-  absl::StatusOr<Lanes> le = LanesOf(ctx, **e, 0);
   if (!l.ok()) return l.status();
   if (!lw.ok()) return lw.status();
-  const double eps = (*e)->rank() == 0 ? RealValue((*e)->type(), (*e)->data()) : le->at(0, 0, 0);
+  absl::StatusOr<Array> ec = (*e)->Contiguous(c.max_array_bytes);
+  if (!ec.ok()) return ec.status();
+  if (KindOf(ec->type()) != ElementKind::kReal) {
+    return internal::Expected("a real eps", ec->ShapeString());
+  }
+  const double eps = RealValue(ec->type(), ec->data());
   absl::StatusOr<Array> r = Array::Allocate(PrimitiveType::kF64, (*x)->dims(), c.max_array_bytes);
   if (!r.ok()) return r.status();
   double* pr = r->mutable_data<double>();
@@ -147,16 +151,13 @@ absl::StatusOr<Value> Gelu(const CustomCallContext& c, std::span<const Value> op
   const Ctx& ctx = CtxOf(c);
   absl::StatusOr<const Array*> x = Operand(ops, 0);
   if (!x.ok()) return x.status();
-  absl::StatusOr<Lanes> l = LanesOf(ctx, **x, 0 < (*x)->rank() ? 0 : 0);
-  if ((*x)->rank() == 0) {
-    absl::StatusOr<Array> d = internal::ConvertArray(ctx, **x, PrimitiveType::kF64);
-    if (!d.ok()) return d.status();
-    l = Lanes{*d, 1, 1, 1};
-  }
-  if (!l.ok()) return l.status();
+  absl::StatusOr<Array> d = internal::ConvertArray(ctx, **x, PrimitiveType::kF64);
+  if (!d.ok()) return d.status();
+  absl::StatusOr<Array> dm = internal::Materialize(ctx, *d);
+  if (!dm.ok()) return dm.status();
   absl::StatusOr<Array> r = Array::Allocate(PrimitiveType::kF64, (*x)->dims(), c.max_array_bytes);
   if (!r.ok()) return r.status();
-  const double* px = l->values.data<double>();
+  const double* px = dm->data<double>();
   double* pr = r->mutable_data<double>();
   for (int64_t i = 0; i < r->element_count(); ++i) {
     const double v = px[i];
