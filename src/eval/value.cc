@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,7 +59,75 @@ void NormaliseElements(PrimitiveType type, char* p, int64_t n) {
   }
 }
 
+// Freed large buffers kept for the next allocation of the same size, so
+// that an op writing a fresh result reuses pages already mapped instead of
+// paying the kernel's page faults and zeroing (measured: a 64 MiB memcpy
+// into new memory is 4x slower than into a reused buffer, bench/eval_bench.cc
+// BM_MemcpyFresh). At most kBufferCacheBytes are held, which is the
+// evaluator's bound on memory beyond the live set (docs/eval.md §6).
+constexpr size_t kBufferCacheBytes = size_t{64} << 20;
+constexpr size_t kMinCachedBytes = size_t{1} << 20;
+constexpr size_t kCacheGranule = size_t{64} << 10;
+
+struct BufferCache {
+  std::mutex mu;
+  std::vector<std::pair<size_t, char*>> free;  // (capacity, buffer), oldest first
+  size_t held = 0;
+};
+
+BufferCache& Cache() {
+  static BufferCache* c = new BufferCache;
+  return *c;
+}
+
+void FreeBuffer(char* p) { ::operator delete[](p, std::align_val_t{64}); }
+
+char* TakeBuffer(size_t capacity) {
+  BufferCache& c = Cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  for (size_t i = c.free.size(); i-- > 0;) {
+    if (c.free[i].first == capacity) {
+      char* p = c.free[i].second;
+      c.free.erase(c.free.begin() + static_cast<std::ptrdiff_t>(i));
+      c.held -= capacity;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+void GiveBuffer(char* p, size_t capacity) {
+  if (capacity < kMinCachedBytes || capacity > kBufferCacheBytes) {
+    FreeBuffer(p);
+    return;
+  }
+  BufferCache& c = Cache();
+  std::vector<char*> drop;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    while (c.held + capacity > kBufferCacheBytes && !c.free.empty()) {
+      drop.push_back(c.free.front().second);
+      c.held -= c.free.front().first;
+      c.free.erase(c.free.begin());
+    }
+    c.free.emplace_back(capacity, p);
+    c.held += capacity;
+  }
+  for (char* q : drop) FreeBuffer(q);
+}
+
 }  // namespace
+
+void TrimBufferCache() {
+  BufferCache& c = Cache();
+  std::vector<std::pair<size_t, char*>> drop;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    drop.swap(c.free);
+    c.held = 0;
+  }
+  for (auto& [n, p] : drop) FreeBuffer(p);
+}
 
 absl::StatusOr<Array> Array::Allocate(PrimitiveType type,
                                       std::vector<int64_t> dims,
@@ -70,11 +140,12 @@ absl::StatusOr<Array> Array::Allocate(PrimitiveType type,
   a.count_ = *count;
   const size_t bytes = static_cast<size_t>(a.byte_size());
   // 64-byte aligned, so vector loads and the BLAS see aligned rows.
-  char* p = static_cast<char*>(::operator new[](bytes == 0 ? 1 : bytes,
-                                                std::align_val_t{64}));
-  a.storage_ = std::shared_ptr<char>(p, [](char* q) {
-    ::operator delete[](q, std::align_val_t{64});
-  });
+  const size_t capacity = bytes < kMinCachedBytes
+                              ? (bytes == 0 ? 1 : bytes)
+                              : (bytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule;
+  char* p = capacity >= kMinCachedBytes ? TakeBuffer(capacity) : nullptr;
+  if (!p) p = static_cast<char*>(::operator new[](capacity, std::align_val_t{64}));
+  a.storage_ = std::shared_ptr<char>(p, [capacity](char* q) { GiveBuffer(q, capacity); });
   a.data_ = p;
   a.owned_ = true;
   return a;

@@ -181,6 +181,11 @@ class Value {
   std::vector<Value> elements_;
 };
 
+// Frees the buffers the allocator keeps for reuse: arrays of 1 MiB and more
+// return their memory to a process-wide cache of at most 64 MiB when
+// released, so that the next array of the same size reuses mapped pages.
+void TrimBufferCache();
+
 }  // namespace decomposed::eval
 
 #endif  // DECOMPOSED_EVAL_VALUE_H_
