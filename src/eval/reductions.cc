@@ -88,60 +88,76 @@ absl::StatusOr<Array> FastReduce(Ctx& ctx, HloOpcode op, const Array& in, const 
     acc_type = ctx.policy->ReduceAccumulationType(storage);
     if (KindOf(compute) != ElementKind::kReal && KindOf(compute) != ElementKind::kComplex) acc_type = compute;
   }
-  absl::StatusOr<Array> xa = ConvertArray(ctx, *x, acc_type);
-  if (!xa.ok()) return xa.status();
-  absl::StatusOr<Array> ia = ConvertArray(ctx, *xi, acc_type);
-  if (!ia.ok()) return ia.status();
   int64_t O = 1, R = 1;
   for (int64_t d : kept) O *= in.dims()[d];
   for (int64_t d : reduced) R *= in.dims()[d];
   absl::StatusOr<Array> out = Alloc(ctx, acc_type, out_dims);
   if (!out.ok()) return out.status();
+  absl::StatusOr<Array> ia = ConvertArray(ctx, *xi, acc_type);
+  if (!ia.ok()) return ia.status();
+  absl::StatusOr<Array> xc = Materialize(ctx, *x);
+  if (!xc.ok()) return xc.status();
   // Reduced dims all before the kept ones (sum over a batch): accumulate
   // rows, vectorised over O, without a transpose.
-  bool leading = xa->is_contiguous();
+  bool leading = true;
   for (size_t i = 0; i < reduced.size(); ++i) leading &= reduced[i] == static_cast<int64_t>(i);
-  bool ok = true;
-  DispatchCType(CTypeOf(acc_type), [&]<class T>() {
-    if (!Supports(op, CTypeOf(acc_type))) { ok = false; return; }
-    const T init_v = *ia->data<T>();
-    T* po = out->mutable_data<T>();
+  bool ok = Supports(op, CTypeOf(acc_type));
+  // The input stays in its compute type; each element is widened to the
+  // accumulation type as it is added (no widened copy of the input).
+  auto kernel = [&]<class T, class A>() {
+    const A init_v = *ia->data<A>();
+    A* po = out->mutable_data<A>();
     if (leading && !reduced.empty()) {
-      const T* px = xa->data<T>();
+      const T* px = xc->data<T>();
       ctx.pool->ParallelFor(O, 1024, [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o) po[o] = init_v;
         for (int64_t r = 0; r < R; ++r) {
           const T* row = px + r * O;
-          for (int64_t o = b; o < e; ++o) po[o] = Combine(op, po[o], row[o]);
+          for (int64_t o = b; o < e; ++o) po[o] = Combine(op, po[o], static_cast<A>(row[o]));
         }
       });
       return;
     }
-    absl::StatusOr<Array> m = KeptThenReduced(ctx, *xa, kept, reduced);
+    absl::StatusOr<Array> m = KeptThenReduced(ctx, *xc, kept, reduced);
     if (!m.ok()) { ok = false; return; }
     const T* px = m->data<T>();
     ctx.pool->ParallelFor(O, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(R, 1)),
                           [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         const T* row = px + o * R;
-        if (op == HloOpcode::kAdd && !std::is_same_v<T, bool>) {
+        if (op == HloOpcode::kAdd && !std::is_same_v<A, bool>) {
           // Four partial sums: independent chains the compiler vectorises.
-          T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+          A s0 = A(0), s1 = A(0), s2 = A(0), s3 = A(0);
           int64_t r = 0;
           for (; r + 4 <= R; r += 4) {
-            s0 = Combine(op, s0, row[r]); s1 = Combine(op, s1, row[r + 1]);
-            s2 = Combine(op, s2, row[r + 2]); s3 = Combine(op, s3, row[r + 3]);
+            s0 = Combine(op, s0, static_cast<A>(row[r])); s1 = Combine(op, s1, static_cast<A>(row[r + 1]));
+            s2 = Combine(op, s2, static_cast<A>(row[r + 2])); s3 = Combine(op, s3, static_cast<A>(row[r + 3]));
           }
-          for (; r < R; ++r) s0 = Combine(op, s0, row[r]);
+          for (; r < R; ++r) s0 = Combine(op, s0, static_cast<A>(row[r]));
           po[o] = Combine(op, init_v, Combine(op, Combine(op, s0, s1), Combine(op, s2, s3)));
         } else {
-          T acc = init_v;
-          for (int64_t r = 0; r < R; ++r) acc = Combine(op, acc, row[r]);
+          A acc = init_v;
+          for (int64_t r = 0; r < R; ++r) acc = Combine(op, acc, static_cast<A>(row[r]));
           po[o] = acc;
         }
       }
     });
-  });
+  };
+  if (ok) {
+    ok = DispatchCType(CTypeOf(compute), [&]<class T>() {
+      if (acc_type == compute) {
+        kernel.template operator()<T, T>();
+      } else if constexpr (std::is_same_v<T, float>) {
+        kernel.template operator()<float, double>();
+      } else if constexpr (std::is_same_v<T, c64>) {
+        kernel.template operator()<c64, c128>();
+      } else if constexpr (std::is_same_v<T, double>) {
+        kernel.template operator()<double, double>();
+      } else {
+        ok = false;
+      }
+    }) && ok;
+  }
   if (!ok) return Unsupported(absl::StrCat("a ", Sv(hlo::HloOpcodeString(op)), " reducer over ",
                                            Sv(PrimitiveTypeName(storage))));
   return ConvertArray(ctx, *out, storage);
