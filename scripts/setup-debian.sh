@@ -4,7 +4,7 @@
 #
 #   scripts/setup-debian.sh           building and running the tools only
 #                                     (compiler, CMake, protobuf, Abseil,
-#                                     nlohmann-json, zlib, CLI11)
+#                                     nlohmann-json, zlib, CLI11, OpenBLAS)
 #   scripts/setup-debian.sh --test    also the test suite, benchmarks and the
 #                                     Python package: GoogleTest, Google
 #                                     Benchmark, NumPy, PyTorch, pybind11,
@@ -18,7 +18,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev
-      nlohmann-json3-dev zlib1g-dev libcli11-dev)
+      nlohmann-json3-dev zlib1g-dev libcli11-dev libopenblas-dev)
 TEST_PKGS=(googletest libgtest-dev libgmock-dev libbenchmark-dev
            python3 python3-numpy python3-torch
            pybind11-dev python3-dev python3-pytest python3-protobuf

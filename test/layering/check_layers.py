@@ -22,9 +22,10 @@ BELOW = {
     "container": ["xla", "wire", "io", "base"],
     "npy": ["xla", "wire", "io", "base"],
     "hlo": ["xla", "wire", "io", "base"],
+    "eval": ["hlo", "xla", "wire", "io", "base"],
     "snapshot": ["container", "npy", "hlo", "xla", "wire", "io", "base"],
-    "capture": ["snapshot", "container", "npy", "hlo", "xla", "wire", "io", "base"],
-    "analysis": ["capture", "snapshot", "container", "npy", "hlo", "xla", "wire", "io", "base"],
+    "capture": ["snapshot", "eval", "container", "npy", "hlo", "xla", "wire", "io", "base"],
+    "analysis": ["capture", "snapshot", "eval", "container", "npy", "hlo", "xla", "wire", "io", "base"],
 }
 CODEC = {"base", "io", "wire", "xla", "container"}
 FOREIGN = re.compile(r"^(nlohmann/|google/protobuf/|decomposed/proto/|zlib\.h|pybind11/)")

@@ -1,0 +1,116 @@
+// The CPU evaluator: runs an HloModule (hlo/module.h) on input values and
+// returns the entry's result, with XLA's semantics for every op it knows
+// (docs/eval.md lists them, with the numerics modes and what cannot be
+// replayed).
+//
+// Contract:
+//   * `inputs[i]` is entry parameter i: its element type and dims must be
+//     the parameter's (a value stored as f32 is accepted for a bf16/f16
+//     parameter in Numerics::kF32); a mismatch is kInvalidArgument naming
+//     the parameter, the expected and the found shape. Inputs are used
+//     without a copy (Array::Borrow a snapshot's mapped bytes).
+//   * The result is the root's value: a tuple for a tuple root. In kF32,
+//     arrays declared bf16/f16 come back as f32.
+//   * Each instruction is evaluated once, in the order of its computation
+//     (operands first); each value is released after its last use, so that
+//     memory holds the live set (plus the evaluator's scratch).
+//   * Errors name the opcode or custom-call target, the instruction and its
+//     computation, what was expected and what was found; an instruction the
+//     evaluator cannot run (kUnimplemented: an NKI kernel, a GPSIMD custom
+//     op, rng-bit-generator, a collective over groups of several ranks, an
+//     unknown opcode, a constant whose data a text dump left out) says the
+//     way out: EvalOptions::substitutes (`--substitute NAME=FILE.npy`).
+//   * Bad modules never crash and never allocate what they merely declare:
+//     every array is checked against `max_array_bytes` before allocation,
+//     while loops against `max_loop_iterations`, call nesting against
+//     kMaxCallDepth.
+//
+// Example:
+//   auto module = *decomposed::hlo::HloModule::Create(proto);
+//   decomposed::eval::Array x = *decomposed::eval::Array::Allocate(
+//       decomposed::PrimitiveType::kF32, {2, 3});
+//   ...fill x.mutable_data<float>()...
+//   decomposed::eval::EvalOptions options;
+//   options.numerics = decomposed::eval::Numerics::kNeuron;
+//   options.on_instruction = [](const decomposed::eval::InstructionEvent& e) {
+//     std::cout << e.instruction.name() << " " << e.value.ShapeString() << "\n";
+//     return absl::OkStatus();
+//   };
+//   std::vector<decomposed::eval::Value> inputs = {x};
+//   absl::StatusOr<decomposed::eval::Value> out =
+//       decomposed::eval::Evaluate(*module, inputs, options);
+#ifndef DECOMPOSED_EVAL_EVALUATE_H_
+#define DECOMPOSED_EVAL_EVALUATE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "decomposed/eval/custom_call.h"
+#include "decomposed/eval/numerics.h"
+#include "decomposed/eval/value.h"
+#include "decomposed/hlo/module.h"
+
+namespace decomposed::eval {
+
+// Nesting of call, while, conditional, fusion, map and reducer
+// computations: valid HLO does not recurse, so this only stops a hostile
+// module's call cycle before the stack does.
+inline constexpr int kMaxCallDepth = 64;
+
+// What the per-instruction hook sees: after each instruction of any
+// computation (inner computations included, once per evaluation: a while
+// body's instructions once per iteration).
+struct InstructionEvent {
+  const hlo::HloInstruction& instruction;
+  const Value& value;
+  // Nesting depth (0: the entry computation).
+  int depth = 0;
+  // Wall time of this instruction alone (its called computations included).
+  double seconds = 0;
+};
+
+struct EvalOptions {
+  Numerics numerics = Numerics::kXla;
+  // Worker threads for elementwise ops, reductions and copies, and the
+  // BLAS's threads; 0: one per core.
+  int threads = 0;
+  // A while loop that runs more iterations is an error (kResourceExhausted).
+  int64_t max_loop_iterations = 1'000'000;
+  // An array larger than this is refused before allocation
+  // (kResourceExhausted); 0: the machine's physical memory.
+  uint64_t max_array_bytes = 0;
+  // The number of replicas of the run the module comes from, for
+  // collectives with no replica groups (one group of every replica): with 1
+  // they are the identity.
+  int64_t replica_count = 1;
+  // Instruction name -> the value to use instead of evaluating it (its type
+  // and dims must be the instruction's; a device capture, for instance).
+  std::map<std::string, Value, std::less<>> substitutes;
+  // Called after each instruction; a non-OK status stops the run and is
+  // returned.
+  std::function<absl::Status(const InstructionEvent&)> on_instruction;
+  // Custom-call targets; nullptr: BuiltinCustomCalls() (Neuron's).
+  const CustomCallRegistry* custom_calls = nullptr;
+  // Called after each entry instruction: (done, total).
+  std::function<void(int64_t, int64_t)> on_progress;
+};
+
+// Runs `module`'s entry computation on `inputs`.
+absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
+                               std::span<const Value> inputs,
+                               const EvalOptions& options = {});
+
+// The outputs as unpack writes them: one per element of a tuple root,
+// else the root itself.
+std::vector<Value> FlattenOutputs(const Value& root);
+
+}  // namespace decomposed::eval
+
+#endif  // DECOMPOSED_EVAL_EVALUATE_H_

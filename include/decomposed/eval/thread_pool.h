@@ -1,0 +1,58 @@
+// A fixed pool of worker threads with one blocking primitive, ParallelFor,
+// which the evaluator's elementwise ops, reductions and copies split their
+// work with. The calling thread takes part; a pool of one thread runs
+// everything inline. ParallelFor may be called from inside a ParallelFor
+// body: the inner call then runs inline (no deadlock, no oversubscription).
+//
+// Example:
+//   decomposed::eval::ThreadPool pool(4);
+//   std::vector<float> v(1 << 20);
+//   pool.ParallelFor(v.size(), 4096, [&](int64_t begin, int64_t end) {
+//     for (int64_t i = begin; i < end; ++i) v[i] = std::sqrt(float(i));
+//   });
+#ifndef DECOMPOSED_EVAL_THREAD_POOL_H_
+#define DECOMPOSED_EVAL_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace decomposed::eval {
+
+class ThreadPool {
+ public:
+  // `threads` <= 0: one per core (std::thread::hardware_concurrency).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) on disjoint ranges covering [0, n), each of at
+  // least `grain` items (but the last), on up to threads() threads, and
+  // returns when all are done.
+  void ParallelFor(int64_t n, int64_t grain,
+                   const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void Work();
+  void RunChunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;
+  // The current job.
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 0, next_ = 0, chunks_left_ = 0;
+  int busy_workers_ = 0;
+};
+
+}  // namespace decomposed::eval
+
+#endif  // DECOMPOSED_EVAL_THREAD_POOL_H_

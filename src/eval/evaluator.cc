@@ -1,0 +1,428 @@
+// The driver: walks a computation's instructions in order, dispatches each
+// to its op family, checks the result against the declared shape, calls
+// the hook, and releases every value after its last use.
+#include <algorithm>
+#include <chrono>
+#include <unistd.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "decomposed/hlo/text.h"
+#include "src/eval/ops.h"
+#include "src/eval/types.h"
+
+#if defined(DECOMPOSED_HAVE_OPENBLAS)
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+namespace decomposed::eval::internal {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+class Evaluator {
+ public:
+  Evaluator(const EvalOptions& options) : options_(options) {}
+
+  absl::StatusOr<Value> Run(Ctx& ctx, const HloComputation& comp,
+                            std::span<const Value> args);
+
+  // The constant's value, decoded once per run.
+  absl::StatusOr<Value> Constant(Ctx& ctx, const HloInstruction& instr) {
+    auto it = constants_.find(&instr);
+    if (it != constants_.end()) return it->second;
+    absl::StatusOr<Value> v = EvalConstant(ctx, instr);
+    if (!v.ok()) return v.status();
+    constants_.emplace(&instr, *v);
+    return v;
+  }
+
+  const EvalOptions& options() const { return options_; }
+  uint64_t NextRngState(int64_t delta) {
+    const uint64_t s = rng_state_;
+    rng_state_ += static_cast<uint64_t>(delta);
+    return s;
+  }
+
+ private:
+  absl::StatusOr<Value> Dispatch(Ctx& ctx, const HloInstruction& instr,
+                                 Operands ops, std::span<const Value> args);
+  const EvalOptions& options_;
+  absl::flat_hash_map<const HloInstruction*, Value> constants_;
+  uint64_t rng_state_ = 0;
+};
+
+namespace {
+
+// Does `v` have the declared shape (element types as the policy stores
+// them)? Empty when it does, else what differs.
+std::string ShapeMismatch(const Ctx& ctx, const Value& v, const xla::ShapeProto& s) {
+  if (IsTupleShape(s)) {
+    if (!v.is_tuple()) return absl::StrCat("an array ", v.ShapeString());
+    if (v.element_count() != static_cast<size_t>(s.tuple_shapes_size())) {
+      return absl::StrCat("a tuple of ", v.element_count(), " elements ", v.ShapeString());
+    }
+    for (int i = 0; i < s.tuple_shapes_size(); ++i) {
+      std::string m = ShapeMismatch(ctx, v.element(i), s.tuple_shapes(i));
+      if (!m.empty()) return absl::StrCat(m, " at tuple index ", i);
+    }
+    return "";
+  }
+  if (TypeOf(s) == PrimitiveType::kToken) {
+    return v.is_tuple() && v.element_count() == 0 ? "" : v.ShapeString();
+  }
+  if (!v.is_array()) return absl::StrCat("the tuple ", v.ShapeString());
+  const Array& a = v.array();
+  if (a.type() != ctx.policy->StorageType(TypeOf(s)) ||
+      !std::equal(a.dims().begin(), a.dims().end(), s.dimensions().begin(),
+                  s.dimensions().end())) {
+    return a.ShapeString();
+  }
+  return "";
+}
+
+absl::Status Prefixed(const HloInstruction& instr, const absl::Status& s) {
+  std::string_view msg(s.message().data(), s.message().size());
+  if (msg.starts_with("computation \"")) return s;  // an inner instruction's
+  std::string what = instr.opcode() == HloOpcode::kCustomCall
+                         ? absl::StrCat("custom-call \"", instr.custom_call_target(), "\"")
+                         : std::string(instr.opcode_string());
+  std::string out = absl::StrCat(hlo::DescribeInstruction(instr), " (", what, "): ", Sv(msg));
+  if (s.code() == absl::StatusCode::kUnimplemented) {
+    absl::StrAppend(&out, "; to go on, supply this instruction's value: --substitute ",
+                    instr.name(), "=FILE.npy (EvalOptions::substitutes)");
+  }
+  return absl::Status(s.code(), out);
+}
+
+bool IsControlFlow(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kCall: case HloOpcode::kWhile: case HloOpcode::kConditional:
+    case HloOpcode::kFusion: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncUpdate:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Value> Evaluator::Dispatch(Ctx& ctx, const HloInstruction& instr,
+                                          Operands ops, std::span<const Value> args) {
+  const HloOpcode op = instr.opcode();
+  switch (op) {
+    case HloOpcode::kParameter: {
+      const int64_t n = instr.parameter_number();
+      if (n < 0 || n >= static_cast<int64_t>(args.size())) {
+        return Expected(absl::StrCat("a parameter_number below ", args.size()),
+                        absl::StrCat(n));
+      }
+      return args[n];
+    }
+    case HloOpcode::kConstant:
+      return Constant(ctx, instr);
+    case HloOpcode::kCopy:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCopyDone:
+      if (ops.size() != 1) return Expected("1 operand", absl::StrCat(ops.size()));
+      if (op == HloOpcode::kCopyStart) {
+        // (destination, source, context) as XLA shapes it.
+        return Value::Tuple({*ops[0], *ops[0], Value(*Array::Zeros(PrimitiveType::kU32, {}))});
+      }
+      if (op == HloOpcode::kCopyDone) {
+        if (!ops[0]->is_tuple() || ops[0]->element_count() < 1) {
+          return Expected("the tuple of a copy-start", ops[0]->ShapeString());
+        }
+        return ops[0]->element(0);
+      }
+      return *ops[0];
+    case HloOpcode::kAddDependency:
+      if (ops.empty()) return Expected("2 operands", "0");
+      return *ops[0];
+    case HloOpcode::kAfterAll:
+      return Value::Tuple({});
+    case HloOpcode::kTuple: {
+      std::vector<Value> e;
+      e.reserve(ops.size());
+      for (const Value* v : ops) e.push_back(*v);
+      return Value::Tuple(std::move(e));
+    }
+    case HloOpcode::kGetTupleElement: {
+      if (ops.size() != 1 || !ops[0]->is_tuple()) {
+        return Expected("one tuple operand", ops.empty() ? "none" : ops[0]->ShapeString());
+      }
+      const int64_t i = instr.tuple_index();
+      if (i < 0 || i >= static_cast<int64_t>(ops[0]->element_count())) {
+        return Expected(absl::StrCat("a tuple_index below ", ops[0]->element_count()),
+                        absl::StrCat(i));
+      }
+      return ops[0]->element(i);
+    }
+    case HloOpcode::kRngGetAndUpdateState: {
+      absl::StatusOr<Array> a = Alloc(ctx, PrimitiveType::kU64, {2});
+      if (!a.ok()) return a.status();
+      a->mutable_data<uint64_t>()[0] = NextRngState(instr.proto().delta());
+      a->mutable_data<uint64_t>()[1] = 0;
+      return Value(*a);
+    }
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId: {
+      absl::StatusOr<Array> a = Array::Zeros(PrimitiveType::kU32, {});
+      if (!a.ok()) return a.status();
+      return Value(*a);
+    }
+    case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose: case HloOpcode::kSlice: case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kConcatenate:
+    case HloOpcode::kPad: case HloOpcode::kReverse: case HloOpcode::kIota:
+    case HloOpcode::kGetDimensionSize:
+      return EvalShapeOp(ctx, instr, ops);
+    case HloOpcode::kGather: case HloOpcode::kScatter:
+      return EvalIndexing(ctx, instr, ops);
+    case HloOpcode::kReduce: case HloOpcode::kReduceWindow:
+    case HloOpcode::kSelectAndScatter: case HloOpcode::kMap:
+      return EvalReduction(ctx, instr, ops);
+    case HloOpcode::kSort: case HloOpcode::kTopK:
+      return EvalSort(ctx, instr, ops);
+    case HloOpcode::kDot: case HloOpcode::kConvolution:
+      return EvalDotConv(ctx, instr, ops);
+    case HloOpcode::kCall: case HloOpcode::kWhile: case HloOpcode::kConditional:
+    case HloOpcode::kFusion: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncUpdate:
+      return EvalControlFlow(ctx, instr, ops);
+    case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad:
+      return EvalBatchNorm(ctx, instr, ops);
+    case HloOpcode::kCustomCall:
+      return EvalCustomCall(ctx, instr, ops);
+    case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kRng:
+      return Unsupported(
+          "random bits are the device's own (a CPU run cannot reproduce them, "
+          "hlo-facts: rng is backend specific)");
+    default:
+      break;
+  }
+  if (hlo::IsCollective(op) || op == HloOpcode::kAllReduceDone ||
+      op == HloOpcode::kAllGatherDone || op == HloOpcode::kCollectivePermuteDone) {
+    return EvalCollective(ctx, instr, ops);
+  }
+  if (hlo::IsElementwiseUnary(op) || hlo::IsElementwiseBinary(op) ||
+      op == HloOpcode::kSelect || op == HloOpcode::kClamp) {
+    return EvalElementwise(ctx, instr, ops);
+  }
+  return Unsupported(absl::StrCat("opcode \"", instr.opcode_string(),
+                                  "\" is not implemented by the evaluator"));
+}
+
+absl::StatusOr<Value> Evaluator::Run(Ctx& ctx, const HloComputation& comp,
+                                     std::span<const Value> args) {
+  if (ctx.depth > kMaxCallDepth) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        hlo::DescribeComputation(comp), ": expected calls nested at most ",
+        kMaxCallDepth, " deep (kMaxCallDepth), found deeper (a call cycle?)"));
+  }
+  const auto params = comp.parameters();
+  if (params.size() != args.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        hlo::DescribeComputation(comp), ": expected ", Counted(params.size(), "argument"),
+        ", found ", args.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          hlo::DescribeComputation(comp), ": expected a parameter numbered ", i,
+          ", found none"));
+    }
+    if (!ctx.lifted) {
+      std::string m = ShapeMismatch(ctx, args[i], params[i]->shape());
+      if (!m.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            hlo::DescribeInstruction(*params[i]), ": parameter ", i, " expected ",
+            ShapeProtoString(params[i]->shape()), ", found ", m));
+      }
+    }
+  }
+  const auto instrs = comp.instructions();
+  const HloInstruction* root = comp.root();
+  // Liveness: what the root needs (dead instructions are not evaluated);
+  // remaining uses per instruction, counting each user once.
+  std::vector<char> live(instrs.size(), 0);
+  std::vector<int64_t> uses(instrs.size(), 0);
+  live[root->index()] = 1;
+  for (int64_t k = static_cast<int64_t>(instrs.size()) - 1; k >= 0; --k) {
+    if (!live[k]) continue;
+    const HloInstruction* in = instrs[k];
+    const HloInstruction* prev = nullptr;
+    std::vector<const HloInstruction*> unique(in->operands().begin(), in->operands().end());
+    std::sort(unique.begin(), unique.end());
+    for (const HloInstruction* o : unique) {
+      if (o == prev) continue;
+      prev = o;
+      live[o->index()] = 1;
+      ++uses[o->index()];
+    }
+  }
+  int64_t total_live = 0;
+  for (char l : live) total_live += l;
+  std::vector<Value> env(instrs.size());
+  std::vector<const Value*> ops;
+  int64_t done = 0;
+  const bool want_time = static_cast<bool>(options_.on_instruction);
+  for (size_t k = 0; k < instrs.size(); ++k) {
+    if (!live[k]) continue;
+    const HloInstruction& instr = *instrs[k];
+    const auto t0 = want_time ? std::chrono::steady_clock::now()
+                              : std::chrono::steady_clock::time_point();
+    absl::StatusOr<Value> v;
+    auto sub = options_.substitutes.find(instr.name());
+    if (sub != options_.substitutes.end()) {
+      absl::StatusOr<Value> conv = sub->second;
+      // A substitute given in the declared type is stored as the policy
+      // stores it (bf16 -> f32 in kF32).
+      if (conv->is_array() && !IsTupleShape(instr.shape()) &&
+          conv->array().type() == TypeOf(instr.shape())) {
+        absl::StatusOr<Array> c = ConvertArray(ctx, conv->array(), ResultType(ctx, instr));
+        if (!c.ok()) return Prefixed(instr, c.status());
+        conv = Value(*c);
+      }
+      v = std::move(conv);
+    } else {
+      ops.clear();
+      for (const HloInstruction* o : instr.operands()) ops.push_back(&env[o->index()]);
+      // An update at its operand's last use may write the operand in place
+      // (a KV-cache dynamic-update-slice): hand it over.
+      Value handed;
+      if ((instr.opcode() == HloOpcode::kDynamicUpdateSlice ||
+           instr.opcode() == HloOpcode::kScatter) &&
+          instr.operand_count() > 1) {
+        const HloInstruction* o0 = instr.operand(0);
+        bool again = false;
+        for (int64_t j = 1; j < instr.operand_count(); ++j) again |= instr.operand(j) == o0;
+        if (!again && o0 != root && uses[o0->index()] == 1) {
+          handed = std::move(env[o0->index()]);
+          env[o0->index()] = Value();
+          ops[0] = &handed;
+        }
+      }
+      v = Dispatch(ctx, instr, ops, args);
+      if (!v.ok()) {
+        if (IsControlFlow(instr.opcode())) {
+          std::string_view msg(v.status().message().data(), v.status().message().size());
+          return absl::Status(v.status().code(),
+                              absl::StrCat(Sv(msg), "; called from ",
+                                           hlo::DescribeInstruction(instr)));
+        }
+        return Prefixed(instr, v.status());
+      }
+    }
+    if (!ctx.lifted) {
+      std::string m = ShapeMismatch(ctx, *v, instr.shape());
+      if (!m.empty()) {
+        return Prefixed(instr, absl::InvalidArgumentError(absl::StrCat(
+                                   sub != options_.substitutes.end() ? "substitute: " : "",
+                                   "expected a value of shape ",
+                                   ShapeProtoString(instr.shape()), ", found ", m)));
+      }
+    }
+    if (options_.on_instruction && !ctx.lifted) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      InstructionEvent e{instr, *v, ctx.depth, secs};
+      if (absl::Status s = options_.on_instruction(e); !s.ok()) return s;
+    }
+    env[k] = *std::move(v);
+    // Release operands at their last use.
+    const HloInstruction* prev = nullptr;
+    std::vector<const HloInstruction*> unique(instr.operands().begin(), instr.operands().end());
+    std::sort(unique.begin(), unique.end());
+    for (const HloInstruction* o : unique) {
+      if (o == prev) continue;
+      prev = o;
+      if (--uses[o->index()] == 0 && o != root) env[o->index()] = Value();
+    }
+    ++done;
+    if (ctx.depth == 0 && options_.on_progress) options_.on_progress(done, total_live);
+  }
+  return std::move(env[root->index()]);
+}
+
+absl::StatusOr<Value> CallComputation(Ctx& ctx, const HloComputation& c,
+                                      std::span<const Value> args) {
+  Ctx inner = ctx;
+  inner.depth = ctx.depth + 1;
+  inner.lifted = false;
+  return ctx.evaluator->Run(inner, c, args);
+}
+
+absl::StatusOr<Value> CallLifted(Ctx& ctx, const HloComputation& c,
+                                 std::span<const Value> args) {
+  Ctx inner = ctx;
+  inner.depth = ctx.depth + 1;
+  inner.lifted = true;
+  return ctx.evaluator->Run(inner, c, args);
+}
+
+uint64_t NextRngState(Ctx& ctx, int64_t delta) { return ctx.evaluator->NextRngState(delta); }
+
+}  // namespace decomposed::eval::internal
+
+namespace decomposed::eval {
+
+absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
+                               std::span<const Value> inputs,
+                               const EvalOptions& options) {
+  const hlo::HloComputation* entry = module.entry();
+  if (!entry || !entry->root()) {
+    return absl::InvalidArgumentError("the module has no entry computation");
+  }
+  NumericsPolicy policy(options.numerics);
+  ThreadPool pool(options.threads);
+#if defined(DECOMPOSED_HAVE_OPENBLAS)
+  openblas_set_num_threads(pool.threads());
+#endif
+  internal::Evaluator ev(options);
+  internal::Ctx ctx;
+  ctx.policy = &policy;
+  ctx.pool = &pool;
+  ctx.max_bytes = options.max_array_bytes;
+  if (ctx.max_bytes == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    ctx.max_bytes = pages > 0 && page > 0
+                        ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                        : Array::kNoLimit;
+  }
+  ctx.evaluator = &ev;
+  ctx.replica_count = options.replica_count;
+  ctx.max_loop_iterations = options.max_loop_iterations;
+  ctx.custom_calls = options.custom_calls ? options.custom_calls : &BuiltinCustomCalls();
+  // Inputs: the declared type, or (kF32) the type the policy stores it as.
+  const auto params = entry->parameters();
+  if (inputs.size() != params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        hlo::DescribeComputation(*entry), ": expected ", Counted(params.size(), "input"),
+        ", found ", inputs.size()));
+  }
+  std::vector<Value> args(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i] || !args[i].is_array() || internal::IsTupleShape(params[i]->shape())) continue;
+    const PrimitiveType declared = internal::TypeOf(params[i]->shape());
+    const Array& a = args[i].array();
+    if (a.type() == declared && policy.StorageType(declared) != declared) {
+      absl::StatusOr<Array> c = internal::ConvertArray(ctx, a, policy.StorageType(declared));
+      if (!c.ok()) return c.status();
+      args[i] = Value(*c);
+    }
+  }
+  return ev.Run(ctx, *entry, args);
+}
+
+std::vector<Value> FlattenOutputs(const Value& root) {
+  if (root.is_tuple()) return root.elements();
+  return {root};
+}
+
+}  // namespace decomposed::eval

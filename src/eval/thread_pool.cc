@@ -1,0 +1,92 @@
+#include "decomposed/eval/thread_pool.h"
+
+#include <algorithm>
+
+namespace decomposed::eval {
+namespace {
+// Set while a thread runs a ParallelFor body: nested calls run inline.
+thread_local bool in_parallel_body = false;
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  start_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::RunChunks() {
+  for (;;) {
+    int64_t begin;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (next_ >= n_) return;
+      begin = next_;
+      next_ = std::min(n_, next_ + chunk_);
+    }
+    const int64_t end = std::min(n_, begin + chunk_);
+    in_parallel_body = true;
+    (*fn_)(begin, end);
+    in_parallel_body = false;
+    std::lock_guard<std::mutex> l(mu_);
+    if (--chunks_left_ == 0) done_cv_.notify_all();
+  }
+}
+
+void ThreadPool::Work() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      start_cv_.wait(l, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      ++busy_workers_;
+    }
+    RunChunks();
+    std::lock_guard<std::mutex> l(mu_);
+    if (--busy_workers_ == 0) done_cv_.notify_all();
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = (n + grain - 1) / grain;
+  if (workers_.empty() || in_parallel_body || max_chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  // A few chunks per thread balances uneven work without much locking.
+  const int64_t want = std::min<int64_t>(max_chunks, int64_t{threads()} * 4);
+  const int64_t chunk = (n + want - 1) / want;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    // One job at a time (a second caller thread waits for the first).
+    done_cv_.wait(l, [&] { return fn_ == nullptr && busy_workers_ == 0; });
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = chunk;
+    next_ = 0;
+    chunks_left_ = (n + chunk - 1) / chunk;
+    ++generation_;
+  }
+  start_cv_.notify_all();
+  RunChunks();
+  std::unique_lock<std::mutex> l(mu_);
+  done_cv_.wait(l, [&] { return chunks_left_ == 0 && busy_workers_ == 0; });
+  fn_ = nullptr;
+  done_cv_.notify_all();
+}
+
+}  // namespace decomposed::eval
