@@ -2,8 +2,9 @@
 //     [--rtol R] [--atol A] [--equal-nan] [--show N] [--json]
 //     [--allow-dtype-mismatch] [--dtype TYPE | --dtype INDEX=TYPE ...]
 //     [--snapshot-type auto|decomposed|snapshot]
-// Exit codes follow diff and cmp: 0 every tensor passes, 1 some tensor fails
-// or is missing, 2 usage errors or unreadable input (docs/compare.md).
+// Exit codes (the table in command.h): 0 every tensor passes, 1 some tensor
+// fails or is missing, 2 usage errors or unreadable input, as diff, cmp and
+// XLA's compare_literals (docs/compare.md).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -76,11 +77,8 @@ Action Setup(CLI::App& app) {
     o.equal_nan = st->equal_nan;
     o.show = static_cast<size_t>(st->show);
     o.allow_dtype_mismatch = st->allow_dtype_mismatch;
-    // Unreadable input exits 2, as diff and cmp do.
-    auto fail = [&](const absl::Status& s) {
-      Fail(app, s);
-      return kExitUsage;
-    };
+    // Unreadable input: the exit-code table's 2 for this command.
+    auto fail = [&](const absl::Status& s) { return Fail(app, s); };
     absl::StatusOr<std::unique_ptr<TensorSet>> e = OpenTensorSet(st->expected, so);
     if (!e.ok()) return fail(e.status());
     absl::StatusOr<std::unique_ptr<TensorSet>> a = OpenTensorSet(st->actual, so);
@@ -96,14 +94,15 @@ Action Setup(CLI::App& app) {
     progress.Done();
     if (!r.ok()) return fail(r.status());
     std::cout << (st->json ? CompareReportJson(*r) : CompareReportText(*r));
-    return r->pass ? kExitOk : kExitFailure;
+    return ExitCode(ExitStyle::kQuestion,
+                    r->pass ? Outcome::kSuccess : Outcome::kNo);
   };
 }
 
 const Registrar kRegistrar({"compare",
                             "compare two runs' tensors element by element "
                             "(torch, numpy or xla rules)",
-                            &Setup});
+                            &Setup, ExitStyle::kQuestion});
 
 }  // namespace
 }  // namespace decomposed::cli
