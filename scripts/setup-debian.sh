@@ -8,7 +8,8 @@
 #   scripts/setup-debian.sh --test    also the test suite, benchmarks and the
 #                                     Python package: GoogleTest, Google
 #                                     Benchmark, NumPy, PyTorch, pybind11,
-#                                     pytest, Python protobuf
+#                                     pytest, Python protobuf, strace (the
+#                                     open-count test)
 #   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
 #                                     libraries (libFuzzer, ASan) for
 #                                     scripts/fuzz.sh and ci-hardening.sh
@@ -20,7 +21,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       nlohmann-json3-dev zlib1g-dev libcli11-dev)
 TEST_PKGS=(googletest libgtest-dev libgmock-dev libbenchmark-dev
            python3 python3-numpy python3-torch
-           pybind11-dev python3-dev python3-pytest python3-protobuf)
+           pybind11-dev python3-dev python3-pytest python3-protobuf strace)
 case "${1:-}" in
   "") ;;
   --test) PKGS+=("${TEST_PKGS[@]}") ;;
