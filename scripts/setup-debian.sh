@@ -9,7 +9,8 @@
 #                                     Python package: GoogleTest, Google
 #                                     Benchmark, NumPy, PyTorch, pybind11,
 #                                     pytest, Python protobuf, rsvg-convert
-#                                     (the SVG pictures are rendered in a test)
+#                                     (the SVG pictures are rendered in a
+#                                     test), strace (the open-count test)
 #   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
 #                                     libraries (libFuzzer, ASan) for
 #                                     scripts/fuzz.sh and ci-hardening.sh
@@ -22,7 +23,7 @@ PKGS=(cmake ninja-build g++ pkg-config
 TEST_PKGS=(googletest libgtest-dev libgmock-dev libbenchmark-dev
            python3 python3-numpy python3-torch
            pybind11-dev python3-dev python3-pytest python3-protobuf
-           librsvg2-bin)
+           librsvg2-bin strace)
 case "${1:-}" in
   "") ;;
   --test) PKGS+=("${TEST_PKGS[@]}") ;;

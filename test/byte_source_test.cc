@@ -379,11 +379,23 @@ TEST(FdSourceTest, RegularFilesSeekPipesDoNot) {
   FdSource file(std::move(fd), 4096);
   EXPECT_EQ(*file.size(), data.size());
   ASSERT_TRUE(file.Skip(data.size() - 1));
-  // lseek moved the fd: only one byte is left to read.
-  EXPECT_EQ(::lseek(file.fd(), 0, SEEK_CUR), static_cast<off_t>(data.size() - 1));
+  // The skip is the source's own position (it reads with pread): the
+  // descriptor's offset, shared with any dup() of it, never moves.
+  EXPECT_EQ(file.position(), data.size() - 1);
+  EXPECT_EQ(::lseek(file.fd(), 0, SEEK_CUR), 0);
   char c;
   ASSERT_TRUE(file.Read(&c, 1));
   EXPECT_FALSE(file.Pull(1));
+  EXPECT_EQ(::lseek(file.fd(), 0, SEEK_CUR), 0);
+  // Two sources over one open file description read independently.
+  const int twin = ::dup(file.fd());
+  ASSERT_GE(twin, 0);
+  FdSource other{OwnedFd(twin), 4096};
+  ASSERT_TRUE(file.Seek(10));
+  ASSERT_TRUE(other.Seek(20000));
+  ASSERT_TRUE(file.Pull(8) && other.Pull(8));
+  EXPECT_EQ(file.position(), 10u);
+  EXPECT_EQ(other.position(), 20000u);
 
   int p[2];
   ASSERT_EQ(::pipe(p), 0);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
+#include "decomposed/status.h"
 #include "gtest/gtest.h"
 
 namespace decomposed {
@@ -56,6 +58,22 @@ std::string CodeName(absl::StatusCode c) {
   return absl::StatusCodeToString(c);
 }
 
+// As run_corpus.py runs the CLI: decomposed, except the files ending in .pb
+// (classic) or .auto, read with auto-detection.
+SnapshotType TypeFor(const std::string& file) {
+  return file.ends_with(".pb") || file.ends_with(".auto")
+             ? SnapshotType::kAuto
+             : SnapshotType::kDecomposed;
+}
+
+// The frame travels as a payload too, the manifest's frame (or, where the
+// manifest names a frame's start, "input 0", a frame it starts).
+void ExpectFramePayload(const absl::Status& s, const Row& r) {
+  std::optional<std::string> f = FrameOf(s);
+  ASSERT_TRUE(f.has_value()) << s;
+  EXPECT_EQ(f->substr(0, r.frame.size()), r.frame) << s;
+}
+
 TEST(CorpusTest, AtLeastFortyDistinctInputsAllPresent) {
   std::set<std::string> files;
   for (const Row& r : LoadManifest()) {
@@ -73,7 +91,7 @@ TEST(CorpusTest, InspectRowsGiveTheManifestCodeFrameAndFragment) {
     ++n;
     SCOPED_TRACE(r.file + ": " + r.what);
     InspectOptions o;
-    o.snapshot_type = SnapshotType::kDecomposed;  // damaged decomposed files
+    o.snapshot_type = TypeFor(r.file);
     absl::StatusOr<InspectReport> rep =
         InspectFile(CorpusDir() + "/files/" + r.file, o);
     ASSERT_FALSE(rep.ok());
@@ -87,6 +105,8 @@ TEST(CorpusTest, InspectRowsGiveTheManifestCodeFrameAndFragment) {
     EXPECT_EQ(rep.status().message().substr(0, r.frame.size() + 1),
               r.frame + ":")
         << rep.status();
+    ExpectFramePayload(rep.status(), r);
+    EXPECT_TRUE(OffsetOf(rep.status()).has_value()) << rep.status();
   }
   EXPECT_GE(n, 40);
 }
@@ -98,7 +118,7 @@ TEST(CorpusTest, VerifyRowsGiveTheManifestCodeFrameAndFragment) {
     ++n;
     SCOPED_TRACE(r.file + ": " + r.what);
     VerifyOptions o;
-    o.snapshot_type = SnapshotType::kDecomposed;
+    o.snapshot_type = TypeFor(r.file);
     absl::StatusOr<VerifyReport> rep =
         VerifyFile(CorpusDir() + "/files/" + r.file, o);
     ASSERT_TRUE(rep.ok()) << rep.status();
@@ -109,6 +129,9 @@ TEST(CorpusTest, VerifyRowsGiveTheManifestCodeFrameAndFragment) {
     EXPECT_EQ(CodeName(p.code), r.code) << p.message;
     EXPECT_NE(p.message.find(r.frame), std::string::npos) << p.message;
     EXPECT_NE(p.message.find(r.fragment), std::string::npos) << p.message;
+    // The problem's frame and offset come from the payloads.
+    EXPECT_EQ(p.frame.substr(0, r.frame.size()), r.frame) << p.message;
+    EXPECT_TRUE(p.offset.has_value()) << p.message;
   }
   EXPECT_GE(n, 40);
 }
@@ -124,7 +147,7 @@ TEST(CorpusTest, UnpackRowsGiveTheManifestCodeFrameAndFragment) {
     std::filesystem::remove_all(out);
     std::filesystem::create_directories(out);
     UnpackOptions o;
-    o.snapshot_type = SnapshotType::kDecomposed;
+    o.snapshot_type = TypeFor(r.file);
     o.dump_snapshot_outputs = true;
     o.output_prefix = out + "/";
     absl::Status warning;
@@ -138,6 +161,7 @@ TEST(CorpusTest, UnpackRowsGiveTheManifestCodeFrameAndFragment) {
     EXPECT_EQ(CodeName(s.code()), r.code) << s;
     EXPECT_NE(s.message().find(r.frame), absl::string_view::npos) << s;
     EXPECT_NE(s.message().find(r.fragment), absl::string_view::npos) << s;
+    ExpectFramePayload(s, r);
   }
   std::filesystem::remove_all(out);
   EXPECT_GE(n, 40);
@@ -151,8 +175,7 @@ TEST(CorpusTest, StatsRowsGiveTheManifestCodeFrameAndFragment) {
     SCOPED_TRACE(r.file + ": " + r.what);
     TensorSetOptions o;
     // As run_corpus.py runs the CLI: decomposed, except the classic .pb.
-    o.snapshot_type = r.file.ends_with(".pb") ? SnapshotType::kAuto
-                                              : SnapshotType::kDecomposed;
+    o.snapshot_type = TypeFor(r.file);
     std::vector<TensorStatsEntry> entries;
     absl::Status s = AppendPathStats(CorpusDir() + "/files/" + r.file, o, &entries);
     ASSERT_FALSE(s.ok());

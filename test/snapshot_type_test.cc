@@ -11,6 +11,7 @@
 
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
 #include "gmock/gmock.h"
@@ -65,9 +66,15 @@ TEST(SnapshotTypeTest, EmptyFileIsAnErrorOfEveryCommandAndType) {
   for (SnapshotType t : {SnapshotType::kAuto, SnapshotType::kClassic,
                          SnapshotType::kDecomposed}) {
     SCOPED_TRACE(SnapshotTypeName(t));
-    absl::StatusOr<SnapshotType> r = ResolveSnapshotType(empty, t);
+    SnapshotOpenOptions oo;
+    oo.type = t;
+    absl::StatusOr<std::unique_ptr<SnapshotFile>> r =
+        SnapshotFile::Open(empty, oo);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(r.status().message(), want);
+    EXPECT_EQ(FrameOf(r.status()), "file");
+    EXPECT_EQ(OffsetOf(r.status()), 0u);
+    EXPECT_EQ(PathOf(r.status()), empty);
 
     UnpackOptions uo;
     uo.snapshot_type = t;
@@ -141,27 +148,34 @@ class StdinFrom {
   int saved_;
 };
 
-TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadByName) {
+TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadAsThatFile) {
   {
     StdinFrom redirect(kExample, 0);
-    absl::StatusOr<SnapshotInput> in =
-        OpenSnapshotInput("-", SnapshotType::kAuto);
+    absl::StatusOr<std::unique_ptr<SnapshotFile>> in = SnapshotFile::Open("-");
     ASSERT_TRUE(in.ok()) << in.status();
-    EXPECT_FALSE(in->is_stream());  // no spool, no temp file
-    EXPECT_THAT(in->open_path, ::testing::StartsWith("/proc/self/fd/"));
-    EXPECT_EQ(in->type, SnapshotType::kDecomposed);
-    EXPECT_EQ(in->evidence.evidence, "region [0] box of 84 bytes at byte 0");
-    // Reading by that name leaves fd 0's own offset where it was.
+    EXPECT_FALSE((*in)->from_stream());  // no spool, no temp file
+    EXPECT_NE((*in)->buffered(), nullptr);
+    EXPECT_EQ((*in)->type(), SnapshotType::kDecomposed);
+    EXPECT_EQ((*in)->evidence().evidence,
+              "region [0] box of 84 bytes at byte 0");
+    // The file is read with pread: fd 0's own offset stays where it was.
+    absl::Status s = (*in)->Read({}, [](auto& reader) -> absl::Status {
+      if (auto h = reader.ReadHeader(); !h.ok()) return h.status();
+      return reader.Finish();
+    });
+    EXPECT_TRUE(s.ok()) << s;
     EXPECT_EQ(::lseek(0, 0, SEEK_CUR), 0);
   }
   {
     // Not at byte 0: the rest is a stream (the regular-file code reads
     // from byte 0).
     StdinFrom redirect(kExample, 4);
-    absl::StatusOr<SnapshotInput> in =
-        OpenSnapshotInput("-", SnapshotType::kDecomposed);
+    SnapshotOpenOptions oo;
+    oo.type = SnapshotType::kDecomposed;
+    absl::StatusOr<std::unique_ptr<SnapshotFile>> in =
+        SnapshotFile::Open("-", oo);
     ASSERT_TRUE(in.ok()) << in.status();
-    EXPECT_TRUE(in->is_stream());
+    EXPECT_TRUE((*in)->from_stream());
   }
   // The same files and bytes as by name, and the same messages with "-".
   test::TempDir by_name, by_stdin;
@@ -288,7 +302,7 @@ TEST(SnapshotTypeTest, ClassicReadAsDecomposedSaysSo) {
   absl::Status s = Unpack(classic, uo);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()),
-              EndsWith("; this looks like a classic HloSnapshot (HloSnapshot "
+              EndsWith("; this looks like a classic snapshot (HloSnapshot "
                        "field 1 (hlo) of 11 bytes at byte 0); use "
                        "--snapshot-type=snapshot"));
   // Read as what it is, the same file unpacks.
@@ -317,7 +331,7 @@ TEST(SnapshotTypeTest, ConvertDetectsItsInputAndRefusesANoOp) {
   // Detected as classic now: converting it to classic again is refused.
   absl::Status s = ConvertSnapshot(out, dir.File("y.pb"), SnapshotType::kClassic);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("already a classic HloSnapshot"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("already a classic snapshot"));
   EXPECT_FALSE(test::FileExists(dir.File("y.pb")));
   s = ConvertSnapshot(kExample, dir.File("z"), SnapshotType::kDecomposed);
   EXPECT_EQ(s.message(),

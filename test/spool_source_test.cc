@@ -20,6 +20,7 @@
 #include "decomposed/io/bounded.h"
 #include "decomposed/io/input.h"
 #include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
@@ -229,8 +230,13 @@ TEST(OpenInput, TellsRegularFilesFromStreams) {
   EXPECT_FALSE(p->regular);
   absl::StatusOr<InputFile> missing = OpenInput(dir / "missing");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  // The tool's words, then the reason; the errno and path as payloads.
   EXPECT_EQ(missing.status().message(),
-            absl::StrCat("Could not open: ", dir / "missing"));
+            absl::StrCat("Could not open: ", dir / "missing",
+                         ": No such file or directory"));
+  EXPECT_EQ(ErrnoOf(missing.status()), ENOENT);
+  EXPECT_EQ(PathOf(missing.status()), dir / "missing");
+  EXPECT_TRUE(IsOpenError(missing.status()));
   EXPECT_EQ(OpenInput(dir / "").status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
@@ -335,18 +341,23 @@ TEST(StreamInput, ErrorsAreTheRegularFilesWithThePathNamed) {
 TEST(StreamInput, DetectionAndTheEmptyFileOnAStream) {
   TempDir dir;
   const std::string bytes = ReadFile(kExample);
-  absl::StatusOr<SnapshotInput> in = OnFifo(dir, bytes, [&](const std::string& p) {
-    return OpenSnapshotInput(p, SnapshotType::kAuto);
-  });
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> in =
+      OnFifo(dir, bytes, [&](const std::string& p) {
+        return SnapshotFile::Open(p);
+      });
   ASSERT_TRUE(in.ok()) << in.status();
-  EXPECT_TRUE(in->is_stream());
-  EXPECT_EQ(in->type, SnapshotType::kDecomposed);
-  EXPECT_EQ(in->evidence.evidence, "region [0] box of 84 bytes at byte 0");
-  EXPECT_EQ(in->stream->position(), 0u);
+  EXPECT_TRUE((*in)->from_stream());
+  ASSERT_NE((*in)->stream(), nullptr);  // decomposed: read in one pass
+  EXPECT_EQ((*in)->type(), SnapshotType::kDecomposed);
+  EXPECT_EQ((*in)->evidence().evidence, "region [0] box of 84 bytes at byte 0");
+  EXPECT_EQ((*in)->stream()->position(), 0u);
 
-  absl::StatusOr<SnapshotInput> empty = OnFifo(dir, "", [&](const std::string& p) {
-    return OpenSnapshotInput(p, SnapshotType::kClassic);
-  });
+  SnapshotOpenOptions classic;
+  classic.type = SnapshotType::kClassic;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> empty =
+      OnFifo(dir, "", [&](const std::string& p) {
+        return SnapshotFile::Open(p, classic);
+      });
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(empty.status().message(),
             absl::StrCat("file: expected a snapshot, found an empty file (an "

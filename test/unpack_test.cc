@@ -311,8 +311,19 @@ TEST_F(UnpackTest, AutoDetection) {
 }
 
 TEST_F(UnpackTest, ToolMessages) {
+  // The library says why; snapshot-unpack's command line says what the
+  // tool says (below).
   absl::Status s = Unpack(dir_ + "/missing", Options(SnapshotType::kClassic, false));
+  EXPECT_EQ(s.message(),
+            "Could not open: " + dir_ + "/missing: No such file or directory");
+  EXPECT_EQ(ErrnoOf(s), ENOENT);
+  EXPECT_EQ(PathOf(s), dir_ + "/missing");
+  absl::StatusOr<UnpackCommandLine> missing =
+      ParseUnpackCommandLine({dir_ + "/missing"});
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  s = RunUnpackCommandLine(*missing);
   EXPECT_EQ(s.message(), "Could not open: " + dir_ + "/missing");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   // An unknown type is the command line's to report, after the open check,
   // as in the tool (it compares the type once the file is open).
   std::string p = Write("x.dhs", Decomposed({}, nullptr));

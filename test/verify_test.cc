@@ -189,12 +189,19 @@ TEST(Verify, ClassicSnapshot) {
             SnapshotType::kDecomposed);
 }
 
-TEST(Verify, ProblemParsing) {
-  VerifyProblem p = ProblemFromStatus(absl::OutOfRangeError(
-      "input 3 body: declared 10 bytes but 2 remain (at byte 4113 of x)"));
+TEST(Verify, ProblemsReadThePayloadsNotTheText) {
+  VerifyProblem p = ProblemFromStatus(
+      WithFile(TruncatedError(Frame{"input", 3, "body"}, 4113, 10, 2), "x"));
   EXPECT_EQ(p.frame, "input 3 body");
   EXPECT_EQ(p.offset, 4113u);
   EXPECT_EQ(p.code, absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(p.message,
+            "input 3 body: declared 10 bytes but 2 remain (at byte 4113 of x)");
+  // The same words without payloads are not parsed back.
+  p = ProblemFromStatus(absl::OutOfRangeError(
+      "input 3 body: declared 10 bytes but 2 remain (at byte 4113 of x)"));
+  EXPECT_EQ(p.frame, "");
+  EXPECT_FALSE(p.offset.has_value());
 }
 
 }  // namespace

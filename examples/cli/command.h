@@ -3,13 +3,29 @@
 // command line and runs the chosen command. The CLI is thin: argument
 // parsing and printing over library calls.
 //
-// One exit-code rule for every command:
-//   0  success;
-//   1  bad input or I/O: the library's error, printed to stderr as
-//      "decomposed <command>: <message>" (verify: some file is invalid);
-//   2  usage: an unknown option, a missing or extra argument, a bad option
-//      value. The reason and the command's help go to stderr.
-// `--help` (or -h) after any command prints its help to stdout and exits 0.
+// The one exit-code table (README, "Exit codes"), written here once
+// (ExitCode below):
+//
+//   outcome                                   most commands  compare, stats
+//   success                                   0              0
+//   the answer is no: a file is invalid       1              1
+//     (verify), a tensor mismatches or is
+//     missing (compare), a NaN or an Inf
+//     (stats --fail-on-nonfinite)
+//   unreadable input, an I/O error            1              2
+//   usage: an unknown option, a missing or    2              2
+//     extra argument, a bad option value
+//
+// compare and stats keep 2 for unreadable input on purpose: their 1 is an
+// answer about the data, so a script must be able to tell "they differ"
+// from "they could not be read", as with diff, cmp and XLA's
+// compare_literals (0 match, 1 mismatch, 2 error). The error itself is the
+// same for every command: the library's status, printed to stderr as
+// "decomposed <command>: <message>", with the same frame and message for
+// the same bad file whichever command reads it (they all read snapshots
+// through SnapshotReader). `--help` (or -h) after any command prints its
+// help to stdout and exits 0. snapshot-unpack, the drop-in, keeps
+// neuronx-cc's rule: 0 success, 1 for every error.
 #ifndef DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 #define DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 
@@ -25,9 +41,38 @@
 
 namespace decomposed::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
+enum class Outcome {
+  kSuccess,
+  kNo,          // the command's answer is no (an invalid file, a mismatch)
+  kUnreadable,  // bad input or an I/O error
+  kUsage,
+};
+
+// Which column of the table a command is in.
+enum class ExitStyle {
+  kTool,      // unpack, inspect, verify, convert, pack, bundle, capture
+  kQuestion,  // compare, stats: 1 is an answer, 2 an error
+};
+
+// The table above.
+constexpr int ExitCode(ExitStyle style, Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kSuccess:
+      return 0;
+    case Outcome::kNo:
+      return 1;
+    case Outcome::kUnreadable:
+      return style == ExitStyle::kQuestion ? 2 : 1;
+    case Outcome::kUsage:
+      return 2;
+  }
+  return 2;
+}
+
+inline constexpr int kExitOk = ExitCode(ExitStyle::kTool, Outcome::kSuccess);
+inline constexpr int kExitFailure =
+    ExitCode(ExitStyle::kTool, Outcome::kUnreadable);
+inline constexpr int kExitUsage = ExitCode(ExitStyle::kTool, Outcome::kUsage);
 
 // Runs a parsed command and returns kExitOk or kExitFailure. A usage error
 // that CLI11 cannot express (two options of which exactly one is needed, a
@@ -41,6 +86,7 @@ struct Command {
   // Adds the command's options and positionals to `app` (its own CLI11
   // subcommand), bound to state the returned action owns.
   Action (*setup)(CLI::App& app);
+  ExitStyle exit_style = ExitStyle::kTool;
 };
 
 std::vector<Command>& Registry();
@@ -52,7 +98,9 @@ struct Registrar {
 // "decomposed bundle ls": the command's words from the root app down.
 std::string CommandName(const CLI::App& app);
 
-// Prints "<CommandName(app)>: <s.message()>" to stderr; returns kExitFailure.
+// Prints "<CommandName(app)>: <s.message()>" to stderr; returns the exit
+// code of unreadable input for that command (ExitCode: 1, or 2 for compare
+// and stats).
 int Fail(const CLI::App& app, const absl::Status& s);
 
 // A check for int64 options: 0 .. INT64_MAX.

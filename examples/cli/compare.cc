@@ -3,8 +3,9 @@
 //     [--allow-dtype-mismatch] [--dtype TYPE | --dtype INDEX=TYPE ...]
 //     [--snapshot-type auto|decomposed|snapshot] [--plot OUT.svg]
 // and the three-way form, with --baseline (three_way.h).
-// Exit codes follow diff and cmp: 0 every tensor passes, 1 some tensor fails
-// or is missing, 2 usage errors or unreadable input (docs/compare.md).
+// Exit codes (the table in command.h): 0 every tensor passes, 1 some tensor
+// fails or is missing, 2 usage errors or unreadable input, as diff, cmp and
+// XLA's compare_literals (docs/compare.md).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -84,11 +85,8 @@ Action Setup(CLI::App& app) {
     o.equal_nan = st->equal_nan;
     o.show = static_cast<size_t>(st->show);
     o.allow_dtype_mismatch = st->allow_dtype_mismatch;
-    // Unreadable input exits 2, as diff and cmp do.
-    auto fail = [&](const absl::Status& s) {
-      Fail(app, s);
-      return kExitUsage;
-    };
+    // Unreadable input: the exit-code table's 2 for this command.
+    auto fail = [&](const absl::Status& s) { return Fail(app, s); };
     absl::StatusOr<std::unique_ptr<TensorSet>> e = OpenTensorSet(st->expected, so);
     if (!e.ok()) return fail(e.status());
     absl::StatusOr<std::unique_ptr<TensorSet>> a = OpenTensorSet(st->actual, so);
@@ -107,7 +105,8 @@ Action Setup(CLI::App& app) {
     if (!r.ok()) return fail(r.status());
     std::cout << (st->json ? CompareReportJson(*r) : CompareReportText(*r));
     if (absl::Status s = plot.Write(*r); !s.ok()) return fail(s);
-    return r->pass ? kExitOk : kExitFailure;
+    return ExitCode(ExitStyle::kQuestion,
+                    r->pass ? Outcome::kSuccess : Outcome::kNo);
   };
 }
 
@@ -115,7 +114,7 @@ const Registrar kRegistrar({"compare",
                             "compare two runs' tensors element by element "
                             "(torch, numpy or xla rules), or three ways "
                             "with --baseline",
-                            &Setup});
+                            &Setup, ExitStyle::kQuestion});
 
 }  // namespace
 }  // namespace decomposed::cli

@@ -27,8 +27,13 @@ std::string CommandName(const CLI::App& app) {
 }
 
 int Fail(const CLI::App& app, const absl::Status& s) {
-  std::cerr << CommandName(app) << ": " << s.message() << "\n";
-  return kExitFailure;
+  const std::string name = CommandName(app);
+  std::cerr << name << ": " << s.message() << "\n";
+  ExitStyle style = ExitStyle::kTool;
+  for (const Command& c : Registry()) {
+    if ("decomposed " + c.path == name) style = c.exit_style;
+  }
+  return ExitCode(style, Outcome::kUnreadable);
 }
 
 void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,

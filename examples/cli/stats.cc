@@ -1,8 +1,9 @@
 // decomposed stats FILE|DIR... [--json] [--fail-on-nonfinite] [--dtype ...]
 //     [--snapshot-type auto|decomposed|snapshot] [--progress|--quiet]
 // NaN hunting: per tensor NaN / Inf / zero counts and min, max, mean, std
-// over the finite values. Exit 0; 1 with --fail-on-nonfinite when any tensor
-// holds a NaN or an Inf; 2 on usage errors or unreadable input.
+// over the finite values. Exit (the table in command.h) 0; 1 with
+// --fail-on-nonfinite when any tensor holds a NaN or an Inf; 2 on usage
+// errors or unreadable input.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -55,21 +56,23 @@ Action Setup(CLI::App& app) {
       if (absl::Status s = AppendPathStats(path, base, &entries, on_bytes);
           !s.ok()) {
         progress.Done();
-        Fail(app, s);
-        return kExitUsage;
+        return Fail(app, s);  // the exit-code table's 2 for this command
       }
     }
     progress.Complete();
     progress.Done();
     std::cout << (st->json ? StatsReportJson(entries) : StatsReportText(entries));
-    return st->fail_on_nonfinite && AnyNonFinite(entries) ? kExitFailure : kExitOk;
+    return ExitCode(ExitStyle::kQuestion,
+                    st->fail_on_nonfinite && AnyNonFinite(entries)
+                        ? Outcome::kNo
+                        : Outcome::kSuccess);
   };
 }
 
 const Registrar kRegistrar({"stats",
                             "NaN / Inf counts and min, max, mean, std of every "
                             "tensor",
-                            &Setup});
+                            &Setup, ExitStyle::kQuestion});
 
 }  // namespace
 }  // namespace decomposed::cli

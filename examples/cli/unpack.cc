@@ -129,7 +129,9 @@ Action Setup(CLI::App& app) {
             progress.Clear();
             for (const UnpackedFile& f : r.files) {
               print(f);
-              if (f.kind != UnpackedKind::kArchive) ++files;
+              // A failed snapshot's finished files are kept, not counted
+              // as unpacked: its error says how many were kept.
+              if (f.kind != UnpackedKind::kArchive && r.status.ok()) ++files;
             }
             std::cout.flush();
             for (const absl::Status& w : r.warnings) warn(w);

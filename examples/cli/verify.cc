@@ -82,7 +82,8 @@ Action Setup(CLI::App& app) {
         });
     progress.Done();
     if (st->json) std::cout << DumpJson(json) << "\n";
-    return all_valid ? kExitOk : kExitFailure;
+    return ExitCode(ExitStyle::kTool,
+                    all_valid ? Outcome::kSuccess : Outcome::kNo);
   };
 }
 

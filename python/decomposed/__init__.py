@@ -21,8 +21,11 @@ uint8 for the sub-byte integers).
 
 Malformed input raises ``FormatError`` (a ``ValueError`` with ``.code``,
 ``.frame`` and ``.offset``, whose message is the CLI's); the system's errors
-raise ``OSError``. The GIL is released during I/O and decoding, and one
-``File`` may be read from several threads.
+raise ``OSError`` (``.errno``, and ``.filename`` when the error names the
+file: ``[Errno 2] No such file or directory: 'x.dhs'``). The attributes come
+from the library status's payloads, never from its text. The GIL is
+released during I/O and decoding, and one ``File`` may be read from
+several threads.
 """
 
 import json as _json

@@ -6,9 +6,9 @@
 //     the File that opened it and by every NumPy view into it. A view's
 //     `base` is the Python object holding that shared_ptr, so the mapping
 //     lives as long as any view does, File.close() or not.
-//   * File / Literal / LiteralList: decomposed.open() walks the file's
-//     framing once (DecomposedReader for decomposed files, the HloSnapshot
-//     records for classic ones) and plans every literal (PlanLiteral +
+//   * File / Literal / LiteralList: decomposed.open() opens and maps the
+//     file once (SnapshotFile), walks it once with the library's snapshot
+//     reader (SnapshotReader, both forms) and plans every literal (PlanLiteral +
 //     ResolveArrayPlan: type, dims, layout, byte size; no array data read).
 //     Literal.numpy() is then either a zero-copy view of the mapped payload
 //     or a decode (DecodeLiteral into an ArrayBuffer over the new array's
@@ -17,7 +17,9 @@
 //   * write(): PackToFile over ArrayLiteral literals that point at the callers'
 //     buffers (the same encoder `decomposed pack` uses for .npy inputs).
 //   * FormatError: a ValueError subclass with .code, .frame and .offset,
-//     raised for every malformed-input status; OS errors become OSError.
+//     raised for every malformed-input status; OS errors become OSError
+//     (.errno, .filename). Both read the status's payloads (status.h), never
+//     its text.
 //
 // The GIL is released around every walk, decode and write. A File is
 // immutable after open() except for close(), which only drops its reference
@@ -37,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,6 +62,7 @@
 #include "decomposed/snapshot/inspect.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/snapshot/producer.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/unpack.h"
 #include "decomposed/snapshot/verify.h"
 #include "decomposed/status.h"
@@ -102,37 +106,25 @@ PyObject* g_format_error = nullptr;  // decomposed.FormatError (owned)
 // Whether a status describes the bytes (FormatError) rather than the system
 // (OSError). status.h: malformed bytes are kInvalidArgument, truncation
 // kOutOfRange, a named limit kResourceExhausted, valid input we cannot
-// convert kUnimplemented. ErrnoToStatus also gives kResourceExhausted for
-// ENOSPC/ENOMEM/EMFILE..., kOutOfRange for ERANGE/EFBIG and kInvalidArgument
-// for EINVAL..., but then the message ends in strerror's text.
-// ErrnoToStatus writes "<what>: <strerror text>"; a file name may follow
-// (WithFile).
-bool HasErrnoText(const absl::Status& s, int e) {
-  const std::string m(s.message());
-  return m.find(absl::StrCat(": ", std::strerror(e))) != std::string::npos;
-}
-
+// convert kUnimplemented. An operating-system error carries its errno as a
+// payload (ErrnoError), whatever code errno maps to (ENOSPC is
+// kResourceExhausted too): that payload, not the message, tells them apart.
 bool IsFormatError(const absl::Status& s) {
+  if (ErrnoOf(s)) return false;
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kUnimplemented:
-      break;
+      return true;
     default:
       return false;
   }
-  for (int e : {ENOSPC, ENOMEM, EMFILE, ENFILE, EFBIG, EDQUOT, EINVAL,
-                ENAMETOOLONG, ERANGE, E2BIG}) {
-    if (HasErrnoText(s, e)) return false;
-  }
-  return true;
 }
 
+// The errno of an OS error: its payload, else one for the code.
 int ErrnoFor(const absl::Status& s) {
-  for (int e = 1; e < 134; ++e) {
-    if (HasErrnoText(s, e)) return e;
-  }
+  if (std::optional<int> e = ErrnoOf(s)) return *e;
   switch (s.code()) {
     case absl::StatusCode::kNotFound: return ENOENT;
     case absl::StatusCode::kPermissionDenied: return EACCES;
@@ -146,56 +138,51 @@ void RaiseStatus(const StatusError& e) {
   const absl::Status& s = e.status;
   const std::string msg(s.message());
   if (IsFormatError(s)) {
-    VerifyProblem p = ProblemFromStatus(s);
     py::object cls = py::reinterpret_borrow<py::object>(g_format_error);
     py::object err = cls(msg);
+    std::optional<std::string> frame = FrameOf(s);
+    std::optional<uint64_t> offset = OffsetOf(s);
     err.attr("code") = py::str(absl::StatusCodeToString(s.code()));
-    err.attr("frame") = p.frame.empty() ? py::object(py::none())
-                                        : py::object(py::str(p.frame));
-    err.attr("offset") = p.offset ? py::object(py::int_(*p.offset))
-                                  : py::object(py::none());
+    err.attr("frame") =
+        frame ? py::object(py::str(*frame)) : py::object(py::none());
+    err.attr("offset") =
+        offset ? py::object(py::int_(*offset)) : py::object(py::none());
     PyErr_SetObject(g_format_error, err.ptr());
     return;
   }
+  // OSError(errno, strerror, filename): "[Errno 2] No such file or
+  // directory: 'x.dhs'", the path once, when the status names the file
+  // that failed (kPathPayload). Otherwise the message says what failed and
+  // names the file itself.
   const int en = ErrnoFor(s);
-  py::object err =
-      e.path.empty()
-          ? py::reinterpret_borrow<py::object>(PyExc_OSError)(en, msg)
-          : py::reinterpret_borrow<py::object>(PyExc_OSError)(en, msg,
-                                                                e.path);
+  const std::optional<std::string> path = PathOf(s);
+  py::object os_error = py::reinterpret_borrow<py::object>(PyExc_OSError);
+  py::object err = ErrnoOf(s) && path
+                       ? os_error(en, std::string(std::strerror(en)), *path)
+                       : os_error(en, msg);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
 }
 
 // --- The mapping ------------------------------------------------------------------
 
-// A read-only map of a whole regular file. Never written through: views
-// are flagged read-only, and the pages are PROT_READ.
+// A read-only map of a whole regular file: the SnapshotFile that opened it
+// (its one open) and maps it. Never written through: views are flagged
+// read-only, and the pages are PROT_READ.
 class Mapping {
  public:
-  static std::shared_ptr<Mapping> Open(const std::string& path) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      Throw(absl::ErrnoToStatus(errno, absl::StrCat("opening ", path)), path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-      // A FIFO would block in open(); a directory cannot be mapped.
-      Throw(absl::ErrnoToStatus(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
-                                absl::StrCat(path, ": not a regular file")),
-            path);
-    }
-    auto m = std::shared_ptr<Mapping>(new Mapping(path));
-    if (!m->src_.status().ok()) Throw(m->src_.status(), path);
-    m->data_ = m->src_.cursor();
-    m->size_ = m->src_.available();
-    return m;
+  explicit Mapping(std::unique_ptr<SnapshotFile> file)
+      : file_(std::move(file)) {
+    MmapSource& src = *file_->mapped();
+    src.Seek(0);
+    data_ = src.cursor();
+    size_ = src.available();
   }
   std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_->path(); }
+  SnapshotFile& file() { return *file_; }
 
  private:
-  explicit Mapping(const std::string& path) : path_(path), src_(path) {}
-  std::string path_;
-  MmapSource src_;  // owns the map
+  std::unique_ptr<SnapshotFile> file_;  // owns the map
   const char* data_ = nullptr;
   size_t size_ = 0;
 };
@@ -521,108 +508,37 @@ class LiteralList {
 
 // --- Opening ------------------------------------------------------------------------
 
-std::string ShapeText(const xla::ShapeProto& s) {
-  absl::StatusOr<Shape> parsed =
-      ParseShape(s.SerializeAsString(), Frame{"program shape"});
-  return parsed.ok() ? parsed->ToString() : "<malformed>";
-}
-
-// The module facts of the HloSnapshot in `message` (the classic mapping,
-// snapshot/classic.h): its hlo.hlo_module ranges, and name, entry and
-// program shape from its non-literal records parsed by protobuf (bounded
-// by the 2 GiB message limit, like everything protobuf parses).
-ClassicSnapshot ReadModuleFacts(std::string_view file, ByteRange message,
-                                const Frame& frame, FileState* f) {
-  MemorySource src(file);
-  ClassicSnapshot snap = Take(IndexClassicSnapshot(src, message, frame));
-  std::string header;
-  Check(ReadLiteralEmptySnapshot(src, message, frame, &header));
-  xla::HloSnapshot parsed;
-  if (!parsed.ParseFromString(header)) {
-    Throw(FrameError(absl::StatusCode::kInvalidArgument, frame,
-                     message.offset, "an HloSnapshot protobuf can parse",
-                     "bytes it rejects"));
+// What open() reads, through the library's snapshot reader (SnapshotReader,
+// snapshot/reader.h: the form, the framing, the classic mapping, region
+// [2] presence and trailing bytes are its rules): the module's facts and
+// ranges, then every literal, planned.
+void ReadFile(SnapshotReader<MmapSource>& reader, std::string_view bytes,
+              FileState* f) {
+  const SnapshotHeader* header = Take(reader.ReadHeader());
+  std::optional<ModuleFacts> facts = Take(reader.Facts());
+  f->module_ranges = header->module;
+  if (facts) {
+    f->module_name = facts->name;
+    f->entry = facts->entry_computation_name;
+    f->has_program_shape = facts->program_shape.has_value();
+    f->program_shape = facts->program_shape_text();
+    f->parameter_names = facts->parameter_names();
   }
-  const xla::HloModuleProto& mod = parsed.hlo().hlo_module();
-  f->module_ranges = snap.module;
-  f->module_name = mod.name();
-  f->entry = mod.entry_computation_name();
-  f->has_program_shape = mod.has_host_program_shape();
-  std::vector<std::string> params;
-  for (const auto& p : mod.host_program_shape().parameters()) {
-    params.push_back(ShapeText(p));
-  }
-  for (const auto& n : mod.host_program_shape().parameter_names()) {
-    f->parameter_names.push_back(n);
-  }
-  if (f->has_program_shape) {
-    f->program_shape = absl::StrCat(
-        "(", absl::StrJoin(params, ", "), ") -> ",
-        mod.host_program_shape().has_result()
-            ? ShapeText(mod.host_program_shape().result())
-            : std::string("()"));
-  }
-  return snap;
-}
-
-// A decomposed file, walked by DecomposedReader (container/framing.h): the
-// file grammar, region [2] presence and trailing bytes are its rules.
-void OpenDecomposed(const Mapping& map, FileState* f,
-                    const BoxReadOptions& box) {
-  const std::string_view file = map.bytes();
-  MemorySource src(file);
-  DecomposedReadOptions options;
-  options.box = box;
-  DecomposedReader<MemorySource> reader(src, options);
-  ElementInfo header = Take(reader.ReadHeader(nullptr));
-  ReadModuleFacts(file, ByteRange{header.offset, header.length},
-                  Frame{"header"}, f);
-  Take(reader.StartInputs());
-  ElementInfo e;
-  std::vector<ByteRange> bodies;
-  while (Take(reader.NextInput(&e))) bodies.push_back({e.offset, e.length});
-  for (size_t i = 0; i < bodies.size(); ++i) {
-    f->inputs.push_back(PlanMeta(file, {bodies[i]}, "input",
-                                 static_cast<int64_t>(i)));
-  }
-  std::optional<uint64_t> outputs = Take(reader.StartOutputs());
-  if (outputs) {
-    bodies.clear();
-    while (Take(reader.NextOutput(&e))) bodies.push_back({e.offset, e.length});
-    f->outputs.emplace();
-    for (size_t i = 0; i < bodies.size(); ++i) {
-      f->outputs->push_back(PlanMeta(file, {bodies[i]}, "output",
-                                     static_cast<int64_t>(i)));
+  SnapshotLiteral lit;
+  while (Take(reader.Next(&lit))) {
+    std::vector<LiteralMeta>* list = &f->inputs;
+    if (lit.role == LiteralRole::kOutput) {
+      if (!f->outputs) f->outputs.emplace();
+      list = &*f->outputs;
     }
+    list->push_back(PlanMeta(bytes, std::move(lit.ranges),
+                             std::string(LiteralRoleName(lit.role)),
+                             lit.index));
+  }
+  if (reader.outputs_present().value_or(false) && !f->outputs) {
+    f->outputs.emplace();
   }
   Check(reader.Finish());
-}
-
-// A classic HloSnapshot, through the library's one classic mapping
-// (snapshot/classic.h): inputs and outputs as unpack, verify and convert
-// see them; `outputs` is None without a `result`.
-void OpenClassic(const Mapping& map, FileState* f) {
-  const std::string_view file = map.bytes();
-  const Frame frame{"HloSnapshot"};
-  ClassicSnapshot snap =
-      ReadModuleFacts(file, ByteRange{0, file.size()}, frame, f);
-  MemorySource src(file);
-  Check(ForEachClassicInput(
-      src, snap, frame,
-      [](int64_t i) { return Frame{"input", i, "body"}; },
-      [&](std::span<const ByteRange> lit, int64_t i) -> absl::Status {
-        f->inputs.push_back(PlanMeta(
-            file, std::vector<ByteRange>(lit.begin(), lit.end()), "input", i));
-        return absl::OkStatus();
-      }));
-  if (snap.result.empty()) return;
-  std::vector<LiteralRanges> outs =
-      Take(ClassicOutputs(src, snap, Frame{"result"}));
-  f->outputs.emplace();
-  for (size_t j = 0; j < outs.size(); ++j) {
-    f->outputs->push_back(
-        PlanMeta(file, std::move(outs[j]), "output", static_cast<int64_t>(j)));
-  }
 }
 
 std::shared_ptr<FileState> OpenFile(const std::string& path,
@@ -630,30 +546,46 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
                                     bool lenient_length_byte) {
   auto f = std::make_shared<FileState>();
   f->path = path;
+  py::gil_scoped_release nogil;
+  // A FIFO would block in open(); a directory cannot be mapped.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    Throw(WithFile(ErrnoError(errno, "opening"), path), path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    Throw(WithFile(ErrnoError(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+                              "not a regular file"),
+                   path),
+          path);
+  }
+  SnapshotOpenOptions open;
+  open.type = kind == "decomposed" ? SnapshotType::kDecomposed
+              : kind == "classic"  ? SnapshotType::kClassic
+                                   : SnapshotType::kAuto;
+  open.box.lenient_length_byte = lenient_length_byte;
+  open.access = SnapshotAccess::kMapped;
+  auto map = std::make_shared<Mapping>(
+      Take(SnapshotFile::Open(path, open), path));
+  SnapshotFile& file = map->file();
+  f->kind = file.type() == SnapshotType::kDecomposed ? Kind::kDecomposed
+                                                     : Kind::kClassic;
+  SnapshotReadOptions read;
+  read.box = open.box;
   try {
-    py::gil_scoped_release nogil;
-    // Mapped first: Mapping::Open refuses what is not a regular file
-    // before anything opens it (a FIFO would block the detection's open).
-    std::shared_ptr<Mapping> map = Mapping::Open(path);
-    SnapshotType type = kind == "decomposed" ? SnapshotType::kDecomposed
-                        : kind == "classic"  ? SnapshotType::kClassic
-                                             : SnapshotType::kAuto;
-    type = Take(ResolveSnapshotType(path, type));
-    if (type == SnapshotType::kDecomposed) {
-      f->kind = Kind::kDecomposed;
-      BoxReadOptions box;
-      box.lenient_length_byte = lenient_length_byte;
-      OpenDecomposed(*map, f.get(), box);
-    } else {
-      f->kind = Kind::kClassic;
-      OpenClassic(*map, f.get());
-    }
-    f->set_map(std::move(map));
+    file.Read(read, [&](auto& reader) {
+      if constexpr (std::is_same_v<std::remove_reference_t<decltype(reader)>,
+                                   SnapshotReader<MmapSource>>) {
+        ReadFile(reader, map->bytes(), f.get());
+      } else {
+        Throw(absl::InternalError("open: the file is not mapped"));
+      }
+    });
   } catch (StatusError& e) {
-    e.status = WithFile(e.status, path);
+    e.status = file.Annotate(e.status);
     if (e.path.empty()) e.path = path;
     throw;
   }
+  f->set_map(std::move(map));
   return f;
 }
 

@@ -156,7 +156,7 @@ class RunPrefetcher {
       // file that shrank since it was checked is an error instead.
       struct stat st;
       if (::fstat(sp.run->fd.get(), &st) != 0) {
-        return absl::ErrnoToStatus(errno, "stat of tensor data");
+        return ErrnoError(errno, "stat of tensor data");
       }
       if (static_cast<uint64_t>(st.st_size) < base + len) {
         return absl::OutOfRangeError(absl::StrCat(
@@ -166,7 +166,7 @@ class RunPrefetcher {
       void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
                        sp.run->fd.get(), static_cast<off_t>(base));
       if (m == MAP_FAILED) {
-        return absl::ErrnoToStatus(errno, absl::StrCat("mapping tensor data at byte ", base));
+        return ErrnoError(errno, absl::StrCat("mapping tensor data at byte ", base));
       }
       w->maps.push_back({m, len, static_cast<const char*>(m) + (start - base)});
     }
@@ -564,9 +564,8 @@ absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& op
   if (!(*outputs)->HasInputsAndOutputs()) {
     return AppendTensorStats(**outputs, path, "tensors", out, on_bytes);
   }
-  TensorSetOptions in = base;
-  in.inputs = true;
-  absl::StatusOr<std::unique_ptr<TensorSet>> inputs = OpenTensorSet(path, in);
+  // The inputs from the same open (a snapshot is opened once).
+  absl::StatusOr<std::unique_ptr<TensorSet>> inputs = (*outputs)->OtherList();
   if (!inputs.ok()) return inputs.status();
   if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out, on_bytes);
       !s.ok()) {

@@ -97,10 +97,24 @@ absl::Status StreamFortran(OpenedNpy& f, const std::string& path, const ChunkFn&
   return WithFile(s, path);
 }
 
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
+    const std::string& dir, const TensorSetOptions& o);
+
 class NpyFilesSet : public TensorSet {
  public:
-  NpyFilesSet(std::string name, std::vector<NpyTensor> files, bool unpack_dir)
-      : name_(std::move(name)), files_(std::move(files)), unpack_dir_(unpack_dir) {}
+  NpyFilesSet(std::string name, std::vector<NpyTensor> files, bool unpack_dir,
+              std::string dir = "", TensorSetOptions options = {})
+      : name_(std::move(name)),
+        files_(std::move(files)),
+        unpack_dir_(unpack_dir),
+        dir_(std::move(dir)),
+        options_(std::move(options)) {}
+  absl::StatusOr<std::unique_ptr<TensorSet>> OtherList() override {
+    if (!unpack_dir_) return TensorSet::OtherList();
+    TensorSetOptions other = options_;
+    other.inputs = !other.inputs;
+    return OpenUnpackDir(dir_, other);
+  }
   std::string Name() const override { return name_; }
   bool HasInputsAndOutputs() const override { return unpack_dir_; }
   size_t size() const override { return files_.size(); }
@@ -118,7 +132,7 @@ class NpyFilesSet : public TensorSet {
       return std::optional<TensorRun>();
     }
     const int fd = ::dup(f->src->fd());
-    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("dup ", files_[i].path));
+    if (fd < 0) return ErrnoError(errno, absl::StrCat("dup ", files_[i].path));
     return std::optional<TensorRun>(TensorRun{
         OwnedFd(fd), f->src->backend().origin() + info.data_offset, info.data_bytes});
   }
@@ -136,6 +150,8 @@ class NpyFilesSet : public TensorSet {
   std::string name_;
   std::vector<NpyTensor> files_;
   bool unpack_dir_;
+  std::string dir_;           // an unpack directory's
+  TensorSetOptions options_;  // an unpack directory's
 };
 
 std::optional<PrimitiveType> DtypeFor(const TensorSetOptions& o, size_t i) {
@@ -163,7 +179,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
     }
     found.push_back(index);
   }
-  if (ec) return absl::ErrnoToStatus(ec.value(), absl::StrCat("listing ", dir));
+  if (ec) return ErrnoError(ec.value(), absl::StrCat("listing ", dir));
   std::sort(found.begin(), found.end());
   std::vector<NpyTensor> files;
   for (size_t k = 0; k < found.size(); ++k) {
@@ -177,7 +193,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
   }
   return std::unique_ptr<TensorSet>(std::make_unique<NpyFilesSet>(
       absl::StrCat("unpack directory ", dir, " (", stem, "<i>.npy)"), std::move(files),
-      /*unpack_dir=*/true));
+      /*unpack_dir=*/true, dir, o));
 }
 
 // --- single .pt files ---------------------------------------------------

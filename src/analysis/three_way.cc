@@ -80,7 +80,7 @@ class SideStream {
                                   static_cast<off_t>(run_->offset + pos_ + done));
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
-          return WithFile(absl::ErrnoToStatus(errno, absl::StrCat(
+          return WithFile(ErrnoError(errno, absl::StrCat(
                               "reading tensor data at byte ", run_->offset + pos_ + done)),
                           label_);
         }
@@ -243,7 +243,7 @@ class ErrorStore {
                                 static_cast<off_t>(first * 8 + done));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
-        return absl::ErrnoToStatus(r < 0 ? errno : EIO,
+        return ErrnoError(r < 0 ? errno : EIO,
                                    "reading back the three-way error temp file");
       }
       done += static_cast<uint64_t>(r);
@@ -258,7 +258,7 @@ class ErrorStore {
                                  static_cast<off_t>(written_ + done));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
-        return absl::ErrnoToStatus(w < 0 ? errno : EIO, absl::StrCat(
+        return ErrnoError(w < 0 ? errno : EIO, absl::StrCat(
             "writing the three-way error temp file in ", internal::SpoolDirectory(),
             " (set TMPDIR to a directory with room: 8 bytes per element)"));
       }

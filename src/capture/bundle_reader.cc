@@ -127,7 +127,7 @@ absl::StatusOr<TensorData> LocatePt(const BundleInput& in) {
 absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root) {
   struct stat st;
   if (::stat(root.c_str(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("bundle root ", root));
+    return ErrnoError(errno, absl::StrCat("bundle root ", root));
   }
   if (!S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(

@@ -1,6 +1,7 @@
 #include "decomposed/capture/bundle_writer.h"
 
 #include "decomposed/io/dirs.h"
+#include "decomposed/status.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -291,25 +292,25 @@ namespace {
 
 absl::Status SyncPath(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("opening ", path));
+  if (fd < 0) return ErrnoError(errno, absl::StrCat("opening ", path));
   int r = ::fsync(fd);
   int e = errno;
   ::close(fd);
-  if (r != 0) return absl::ErrnoToStatus(e, absl::StrCat("fsync ", path));
+  if (r != 0) return ErrnoError(e, absl::StrCat("fsync ", path));
   return absl::OkStatus();
 }
 
 // Creates `path` (never over an existing file) as an FdSink.
 absl::StatusOr<std::unique_ptr<FdSink>> CreateFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("creating ", path));
+  if (fd < 0) return ErrnoError(errno, absl::StrCat("creating ", path));
   return std::make_unique<FdSink>(OwnedFd(fd));
 }
 
 // Flushes, optionally fsyncs, and closes a file written through `sink`.
 absl::Status CloseFile(FdSink& sink, bool sync) {
   if (!sink.Flush()) return sink.status();
-  if (sync && ::fsync(sink.fd()) != 0) return absl::ErrnoToStatus(errno, "fsync");
+  if (sync && ::fsync(sink.fd()) != 0) return ErrnoError(errno, "fsync");
   return sink.Close();
 }
 
@@ -384,7 +385,7 @@ class BundleWriter::TensorSink final : public ArraySink {
       char b[4];
       for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(*crc >> (8 * i));
       if (::pwrite(file_->fd(), b, 4, static_cast<off_t>(pt_->crc_position())) != 4) {
-        return Where(absl::ErrnoToStatus(errno, "writing the data CRC"));
+        return Where(ErrnoError(errno, "writing the data CRC"));
       }
     }
     if (absl::Status s = CloseFile(*file_, w_.options_.sync); !s.ok()) {
@@ -508,7 +509,7 @@ absl::Status BundleWriter::Commit(const CallMeta& meta) {
           "bundle directory ", call_dir_, " already exists; not overwriting it"));
     }
     if (e != 0) {
-      return absl::ErrnoToStatus(
+      return ErrnoError(
           e, absl::StrCat("renaming ", tmp, " to ", call_dir_));
     }
   }

@@ -1,4 +1,5 @@
 #include "decomposed/capture/regular_file.h"
+#include "decomposed/status.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@ absl::StatusOr<RegularFile> RegularFile::Open(const std::string& path) {
   if (absl::Status s = OpenForReading(path, &fd); !s.ok()) return s;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+    return ErrnoError(errno, absl::StrCat("stat ", path));
   }
   RegularFile f;
   f.fd_ = std::make_shared<OwnedFd>(std::move(fd));
@@ -42,7 +43,7 @@ absl::Status RegularFile::ReadAt(uint64_t offset, size_t n,
                         static_cast<off_t>(offset + got));
     if (r < 0) {
       if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(errno, absl::StrCat("reading ", path_));
+      return ErrnoError(errno, absl::StrCat("reading ", path_));
     }
     if (r == 0) {
       return absl::OutOfRangeError(absl::StrCat(path_, ": file shrank"));

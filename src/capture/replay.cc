@@ -13,6 +13,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/snapshot/producer.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/literal_source.h"
 #include "decomposed/xla/literal_decoder.h"
@@ -82,41 +83,36 @@ absl::Status DecomposedToBundle(const std::string& decomposed_path,
       BundleWriter::Create(call_dir, options.format);
   if (!w.ok()) return w.status();
 
-  MmapSource src(decomposed_path);
-  if (!src.status().ok()) return src.status();
-  DecomposedReadOptions read;
-  read.box.lenient_length_byte = options.lenient_length_byte;
-  DecomposedReader reader(src, read);
-  if (absl::StatusOr<ElementInfo> h = reader.ReadHeader(nullptr); !h.ok()) {
-    return WithFile(h.status(), decomposed_path);
-  }
-  if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {
-    return WithFile(n.status(), decomposed_path);
-  }
+  SnapshotOpenOptions open;
+  open.type = SnapshotType::kDecomposed;
+  open.box.lenient_length_byte = options.lenient_length_byte;
+  open.access = SnapshotAccess::kMapped;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(decomposed_path, open);
+  if (!file.ok()) return file.status();
   LiteralDecodeOptions decode;
   decode.temp_dir = (*w)->temp_path();  // transposes spill beside the bundle
-  ElementInfo e;
-  for (;;) {
-    absl::StatusOr<bool> more = reader.NextInput(&e);
-    if (!more.ok()) return WithFile(more.status(), decomposed_path);
-    if (!*more) break;
-    const int64_t index = reader.inputs().current_index();
-    const ByteRange body{e.offset, e.length};
-    absl::Status s = DecodeLiteral(
-        src, std::span<const ByteRange>(&body, 1), reader.inputs().BodyFrame(),
-        (*w)->NextTensor(absl::StrCat("input ", index)), decode);
-    if (!s.ok()) return WithFile(s, decomposed_path);
-    // The decoder leaves the source inside the body: move to its end.
-    if (!src.Seek(e.offset + e.length)) {
-      return WithFile(src.status(), decomposed_path);
+  SnapshotReadOptions read;
+  read.box = open.box;
+  // The inputs become tensors; the rest of the file (region [2], the end)
+  // must still be well formed.
+  absl::Status s = (*file)->Read(read, [&](auto& reader) -> absl::Status {
+    absl::StatusOr<const SnapshotHeader*> h = reader.ReadHeader();
+    if (!h.ok()) return h.status();
+    SnapshotLiteral lit;
+    for (;;) {
+      absl::StatusOr<bool> more = reader.Next(&lit);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (lit.role != LiteralRole::kInput) continue;
+      absl::Status d = DecodeLiteral(
+          reader.body(), lit.ranges, lit.frame(),
+          (*w)->NextTensor(absl::StrCat("input ", lit.index)), decode);
+      if (!d.ok()) return d;
     }
-  }
-  // The rest of the file must still be well formed.
-  absl::StatusOr<std::optional<uint64_t>> outputs = reader.StartOutputs();
-  if (!outputs.ok()) return WithFile(outputs.status(), decomposed_path);
-  if (absl::Status s = reader.Finish(); !s.ok()) {
-    return WithFile(s, decomposed_path);
-  }
+    return reader.Finish();
+  });
+  if (!s.ok()) return (*file)->Annotate(s);
 
   CallMeta meta;
   meta.format = options.format;

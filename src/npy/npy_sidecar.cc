@@ -12,6 +12,7 @@
 #include "decomposed/limits.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/npy/npy_sink.h"
+#include "decomposed/status.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed {
@@ -24,7 +25,7 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::optional<PrimitiveType>();
-    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+    return ErrnoError(errno, absl::StrCat("stat ", path));
   }
   if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(

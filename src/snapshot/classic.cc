@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/xla/shape.h"
 
@@ -129,10 +130,12 @@ absl::Status HeaderLiteralsWarning(uint64_t arguments, bool result,
   std::string what = arguments == 0 ? std::string()
                                     : Counted(arguments, "argument");
   if (result) absl::StrAppend(&what, what.empty() ? "" : " and ", "a result");
-  return absl::FailedPreconditionError(absl::StrCat(
-      "header: carries ", what, " (at byte ", offset,
-      "); a decomposed file's literals are its blocks', so unpack ignores "
-      "them as snapshot-unpack does (AWS's reader keeps them)"));
+  return WithLocation(
+      absl::FailedPreconditionError(absl::StrCat(
+          "header: carries ", what, " (at byte ", offset,
+          "); a decomposed file's literals are its blocks', so unpack "
+          "ignores them as snapshot-unpack does (AWS's reader keeps them)")),
+      Frame{"header"}.str(), offset);
 }
 
 absl::StatusOr<std::string> LiteralEmptySnapshot(std::string_view snapshot) {
@@ -153,10 +156,10 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
   }
   xla::HloModuleProto parsed;
   if (!parsed.ParseFromArray(module.data(), static_cast<int>(module.size()))) {
-    return absl::InvalidArgumentError(
-        "module: expected a serialized HloModuleProto (binary protobuf, as "
-        "snapshot-unpack writes model.hlo), found bytes that do not parse as "
-        "one (at byte 0)");
+    return FrameError(absl::StatusCode::kInvalidArgument, Frame{"module"}, 0,
+                      "a serialized HloModuleProto (binary protobuf, as "
+                      "snapshot-unpack writes model.hlo)",
+                      "bytes that do not parse as one");
   }
   std::string hlo;
   wire::AppendLenField(&hlo, 1, module);
@@ -171,31 +174,24 @@ absl::StatusOr<std::string> SnapshotFromModule(std::string_view module) {
 
 absl::StatusOr<std::string> LiteralEmptySnapshotOfFile(
     const std::string& path) {
-  absl::StatusOr<SnapshotType> type = DetectSnapshotType(path);
-  if (!type.ok()) return type.status();
-  MmapSource src(path);
-  if (!src.status().ok()) return src.status();
+  SnapshotOpenOptions open;
+  open.access = SnapshotAccess::kMapped;
+  open.spill_streams = true;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(path, open);
+  if (!file.ok()) return file.status();
   std::string header;
-  if (*type == SnapshotType::kDecomposed) {
-    DecomposedReader reader(src);
-    std::string snapshot;
-    absl::StatusOr<ElementInfo> e = reader.ReadHeader(&snapshot);
-    if (!e.ok()) return WithFile(e.status(), path);
-    absl::StatusOr<std::string> h = LiteralEmptySnapshot(snapshot);
-    if (!h.ok()) return WithFile(h.status(), path);
-    header = *std::move(h);
-  } else {
-    if (absl::Status s = ReadLiteralEmptySnapshot(
-            src, ByteRange{0, *src.size()}, Frame{"HloSnapshot"}, &header);
-        !s.ok()) {
-      return WithFile(s, path);
-    }
-  }
+  absl::Status s = (*file)->Read({}, [&](auto& reader) -> absl::Status {
+    absl::StatusOr<const SnapshotHeader*> h = reader.ReadHeader();
+    if (!h.ok()) return h.status();
+    return reader.ReadLiteralEmptySnapshot(&header);
+  });
+  if (!s.ok()) return (*file)->Annotate(s);
   xla::HloSnapshot parsed;
-  if (absl::Status s = ParseSnapshot(
+  if (absl::Status p = ParseSnapshot(
           header, Frame{"HloSnapshot without its literals"}, &parsed);
-      !s.ok()) {
-    return WithFile(s, path);
+      !p.ok()) {
+    return WithFile(p, path);
   }
   return header;
 }

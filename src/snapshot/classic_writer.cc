@@ -18,7 +18,7 @@ absl::Status SplitLiteralEmptySnapshot(std::string_view snapshot,
   after->clear();
   MemorySource src(snapshot);
   absl::StatusOr<wire::FieldReader<MemorySource>> r =
-      SnapshotReader(src, ByteRange{0, snapshot.size()}, Frame{"header"});
+      HloSnapshotFields(src, ByteRange{0, snapshot.size()}, Frame{"header"});
   if (!r.ok()) return r.status();
   wire::Field f;
   while (r->Next(f)) {

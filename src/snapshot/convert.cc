@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/xla/shape.h"
 
@@ -116,114 +118,66 @@ class Literals {
   std::vector<std::unique_ptr<LiteralSource>> owned_;
 };
 
-absl::Status DecomposedToClassic(const std::string& in, const std::string& out,
-                                 const ConvertOptions& options) {
-  MmapSource src(in);
-  if (!src.status().ok()) return src.status();
-  DecomposedReader reader(src, options.read);
-  std::string snapshot;
-  absl::StatusOr<ElementInfo> head = reader.ReadHeader(&snapshot);
-  if (!head.ok()) return WithFile(head.status(), in);
-  absl::StatusOr<std::string> header = LiteralEmptySnapshot(snapshot);
-  if (!header.ok()) return WithFile(header.status(), in);
-  Literals literals(src, options.validate);
-  std::vector<LiteralSource*> inputs, outputs;
-  // The elements of one list; each body is borrowed from the mapping.
-  auto take = [&](BlockReader<MmapSource>& list,
-                  std::vector<LiteralSource*>* to) -> absl::Status {
-    ElementInfo e;
-    for (;;) {
-      absl::StatusOr<bool> more = list.Next(&e);
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
-      // The reader checked the body is held: the view cannot fail.
-      std::optional<std::string_view> body =
-          list.body().ReadView(static_cast<size_t>(e.length));
-      if (!body) return TruncatedError(list.BodyFrame(), e.offset, e.length, 0);
-      literals.Add(*body, e.offset, list.BodyFrame().str(), to);
-    }
-  };
-  absl::StatusOr<uint64_t> n = reader.StartInputs();
-  if (!n.ok()) return WithFile(n.status(), in);
-  if (absl::Status s = take(reader.inputs(), &inputs); !s.ok()) {
-    return WithFile(s, in);
-  }
-  absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
-  if (!m.ok()) return WithFile(m.status(), in);
-  if (m->has_value()) {
-    if (absl::Status s = take(reader.outputs(), &outputs); !s.ok()) {
-      return WithFile(s, in);
-    }
-  }
-  if (absl::Status s = reader.Finish(); !s.ok()) return WithFile(s, in);
-  absl::StatusOr<ClassicPlan> plan = PlanClassic(*header, inputs, outputs);
-  if (!plan.ok()) return WithFile(plan.status(), in);
-  AtomicFileSink sink;
-  if (absl::Status s = sink.Open(out); !s.ok()) return s;
-  if (absl::Status s = WriteClassicSnapshot(sink, *header, plan->arguments,
-                                            plan->result, options.progress);
-      !s.ok()) {
-    return WithFile(s, in);
-  }
-  return sink.Commit();
-}
-
-absl::Status ClassicToDecomposed(const std::string& in, const std::string& out,
-                                 const ConvertOptions& options) {
-  MmapSource src(in);
-  if (!src.status().ok()) return src.status();
-  const Frame frame{"HloSnapshot"};
-  const ByteRange whole{0, *src.size()};
-  absl::StatusOr<ClassicSnapshot> snap =
-      IndexClassicSnapshot(src, whole, frame);
-  if (!snap.ok()) return WithFile(snap.status(), in);
+// Converts what `reader` reads (a mapped file, whose bodies the output
+// borrows) to the other form, written atomically to `out`.
+template <RewindableSource S>
+absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
+                         const ConvertOptions& options) {
+  absl::StatusOr<const SnapshotHeader*> head = reader.ReadHeader();
+  if (!head.ok()) return head.status();
+  if (!(*head)->contents.ok()) return (*head)->contents;
+  const bool to_classic = reader.type() == SnapshotType::kDecomposed;
   std::string header;
-  if (absl::Status s = ReadLiteralEmptySnapshot(src, whole, frame, &header);
-      !s.ok()) {
-    return WithFile(s, in);
+  if (absl::Status s = reader.ReadLiteralEmptySnapshot(&header); !s.ok()) {
+    return s;
   }
-  xla::HloSnapshot parsed;
-  if (!parsed.ParseFromArray(header.data(), static_cast<int>(header.size()))) {
-    return WithFile(absl::InvalidArgumentError(
-                        "HloSnapshot: the hlo and other non-literal fields do "
-                        "not parse (at byte 0)"),
-                    in);
-  }
-  Literals literals(src, options.validate);
-  std::vector<LiteralSource*> inputs, outputs;
-  absl::Status s = ForEachClassicInput(
-      src, *snap, frame,
-      [](int64_t i) {
-        return Frame{"input", i, "body"};
-      },
-      [&](std::span<const ByteRange> literal, int64_t i) {
-        return literals.AddRanges(literal, absl::StrCat("input ", i), &inputs);
-      });
-  if (!s.ok()) return WithFile(s, in);
-  absl::StatusOr<std::vector<LiteralRanges>> outs =
-      ClassicOutputs(src, *snap, Frame{"result"});
-  if (!outs.ok()) return WithFile(outs.status(), in);
-  for (const LiteralRanges& o : *outs) {
-    if (absl::Status a = literals.AddRanges(
-            o, absl::StrCat("output ", outputs.size()), &outputs);
-        !a.ok()) {
-      return WithFile(a, in);
+  if (!to_classic) {
+    xla::HloSnapshot parsed;
+    if (!parsed.ParseFromArray(header.data(),
+                               static_cast<int>(header.size()))) {
+      return FrameError(absl::StatusCode::kInvalidArgument,
+                        Frame{"HloSnapshot"}, 0,
+                        "hlo and other non-literal fields protobuf can parse",
+                        "bytes it rejects");
     }
   }
+  Literals literals(reader.source(), options.validate);
+  std::vector<LiteralSource*> inputs, outputs;
+  SnapshotLiteral lit;
+  for (;;) {
+    absl::StatusOr<bool> more = reader.Next(&lit);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    // Each body borrowed from the mapping (leaving the source at its end).
+    if (absl::Status s = literals.AddRanges(
+            lit.ranges, lit.frame().str(),
+            lit.role == LiteralRole::kInput ? &inputs : &outputs);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = reader.Finish(); !s.ok()) return s;
   AtomicFileSink sink;
-  if (absl::Status o = sink.Open(out); !o.ok()) return o;
+  if (to_classic) {
+    absl::StatusOr<ClassicPlan> plan = PlanClassic(header, inputs, outputs);
+    if (!plan.ok()) return plan.status();
+    if (absl::Status s = sink.Open(out); !s.ok()) return s;
+    if (absl::Status s = WriteClassicSnapshot(sink, header, plan->arguments,
+                                              plan->result, options.progress);
+        !s.ok()) {
+      return s;
+    }
+    return sink.Commit();
+  }
+  if (absl::Status s = sink.Open(out); !s.ok()) return s;
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
   if (options.progress) w.set_progress(options.progress);
-  if (absl::Status w0 = w.WriteHeader(header); !w0.ok()) return w0;
-  if (absl::Status w1 = w.WriteInputs(inputs); !w1.ok()) {
-    return WithFile(w1, in);
-  }
+  if (absl::Status s = w.WriteHeader(header); !s.ok()) return s;
+  if (absl::Status s = w.WriteInputs(inputs); !s.ok()) return s;
   if (!outputs.empty() || options.write.write_output_count) {
-    if (absl::Status w2 = w.WriteOutputs(outputs); !w2.ok()) {
-      return WithFile(w2, in);
-    }
+    if (absl::Status s = w.WriteOutputs(outputs); !s.ok()) return s;
   }
-  if (absl::Status f = w.Finish(); !f.ok()) return f;
+  if (absl::Status s = w.Finish(); !s.ok()) return s;
   return sink.Commit();
 }
 
@@ -250,22 +204,34 @@ absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
     return absl::InvalidArgumentError(
         "convert: the output form must be decomposed or snapshot (classic)");
   }
-  absl::StatusOr<SnapshotType> type = ResolveSnapshotType(in, from);
-  if (!type.ok()) return type.status();
-  if (*type == to) {
-    absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(in);
+  SnapshotOpenOptions open;
+  open.type = from;
+  open.box = options.read.box;
+  open.access = SnapshotAccess::kMapped;  // the output borrows the bodies
+  open.spill_streams = true;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(in, open);
+  if (!file.ok()) return file.status();
+  SnapshotFile& f = **file;
+  if (f.type() == to) {
+    const SnapshotTypeEvidence& e = f.evidence();
     return absl::InvalidArgumentError(absl::StrCat(
-        in, ": already a ",
-        to == SnapshotType::kDecomposed ? "decomposed snapshot"
-                                        : "classic HloSnapshot",
-        e.ok() && !e->evidence.empty() ? absl::StrCat(" (", e->evidence, ")")
-                                       : std::string(),
+        in, ": already a ", Sv(SnapshotFormName(to)),
+        !e.evidence.empty() ? absl::StrCat(" (", e.evidence, ")")
+                            : std::string(),
         "; nothing to convert (--snapshot-type names the input's form)"));
   }
-  absl::Status s = *type == SnapshotType::kDecomposed
-                       ? DecomposedToClassic(in, out, options)
-                       : ClassicToDecomposed(in, out, options);
-  return WithSnapshotTypeHint(s, in, *type);
+  SnapshotReadOptions read;
+  read.box = options.read.box;
+  absl::Status s = f.Read(read, [&](auto& reader) -> absl::Status {
+    if constexpr (ZeroCopySource<std::remove_reference_t<
+                      decltype(reader.source())>>) {
+      return ConvertFrom(reader, out, options);
+    } else {
+      return absl::InternalError("convert: the input is not mapped");
+    }
+  });
+  return f.Annotate(s);
 }
 
 }  // namespace decomposed

@@ -9,6 +9,7 @@
 #include "decomposed/io/limited_source.h"
 #include "decomposed/io/spool_source.h"
 #include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/proto/hlo.pb.h"
 
@@ -16,56 +17,35 @@ namespace decomposed {
 namespace {
 
 // Scans one literal body (a bounded view of `length` bytes): its shape and
-// payload bytes. `frame` locates it; its box is the caller's.
+// payload bytes.
 template <ByteSource S>
 absl::Status ScanLiteral(S& body, uint64_t length, const Frame& frame,
-                         const ElementInfo& where, InspectedLiteral* out) {
+                         InspectedLiteral* out) {
   absl::StatusOr<LiteralPlan> scan =
       PlanLiteral(body, length, frame, {.shape_must_be_message = true});
   if (!scan.ok()) return scan.status();
-  out->frame = where;
   out->has_shape = scan->has_shape;
   out->shape = std::move(scan->shape);
   out->data_bytes = scan->record_bytes;
   return absl::OkStatus();
 }
 
-// Scans every element of one list: where it is, and its shape.
-template <ByteSource S>
-absl::Status ScanList(S& src, BlockReader<S>& list,
-                      std::vector<InspectedLiteral>* out) {
-  ElementInfo e;
-  for (;;) {
-    ReleaseBefore(src, src.position());  // a stream keeps one element
-    absl::StatusOr<bool> more = list.Next(&e);
-    if (!more.ok()) return more.status();
-    if (!*more) return absl::OkStatus();
-    out->emplace_back();
-    if (absl::Status s = ScanLiteral(list.body(), e.length, list.BodyFrame(),
-                                     e, &out->back());
-        !s.ok()) {
-      return s;
-    }
-  }
-}
-
-// Scans a literal of a classic file given as ranges (several for a merged
-// result): each occurrence through a view of its own; several occurrences'
-// shapes merge as protobuf merges them.
-absl::Status ScanRanges(MmapSource& src, std::span<const ByteRange> ranges,
-                        const Frame& frame, InspectedLiteral* out) {
-  ElementInfo where;
-  where.offset = ranges[0].offset;
-  for (size_t k = 0; k < ranges.size(); ++k) {
-    const ByteRange& r = ranges[k];
-    where.length += r.length;
-    if (!src.Seek(r.offset)) {
+// Scans the literal the reader handed out, from its bounded view: each
+// occurrence through a view of its own (a classic file's merged result has
+// several, whose shapes merge as protobuf merges them).
+template <RewindableSource S>
+absl::Status ScanLiteralOf(LimitedSource<S>& body, const SnapshotLiteral& lit,
+                           InspectedLiteral* out) {
+  out->frame = lit.element;
+  const Frame frame = lit.frame();
+  for (size_t k = 0; k < lit.ranges.size(); ++k) {
+    const ByteRange& r = lit.ranges[k];
+    if (!body.Seek(r.offset)) {
       return TruncatedError(frame, r.offset, r.length, 0);
     }
-    LimitedSource<MmapSource> view(src, r.offset + r.length);
+    LimitedSource<LimitedSource<S>> view(body, r.offset + r.length);
     InspectedLiteral part;
-    if (absl::Status s = ScanLiteral(view, r.length, frame, where, &part);
-        !s.ok()) {
+    if (absl::Status s = ScanLiteral(view, r.length, frame, &part); !s.ok()) {
       return s;
     }
     out->data_bytes += part.data_bytes;
@@ -74,9 +54,8 @@ absl::Status ScanRanges(MmapSource& src, std::span<const ByteRange> ranges,
       out->shape = std::move(part.shape);
     }
   }
-  out->frame = where;
-  if (ranges.size() > 1) {
-    absl::StatusOr<LiteralPlan> plan = PlanLiteral(src, ranges, frame);
+  if (lit.ranges.size() > 1) {
+    absl::StatusOr<LiteralPlan> plan = PlanLiteral(body, lit.ranges, frame);
     if (!plan.ok()) return plan.status();
     out->has_shape = plan->has_shape;
     out->shape = std::move(plan->shape);
@@ -84,143 +63,75 @@ absl::Status ScanRanges(MmapSource& src, std::span<const ByteRange> ranges,
   return absl::OkStatus();
 }
 
-std::string ShapeString(const xla::ShapeProto& s) {
-  Shape shape;
-  absl::StatusOr<Shape> parsed =
-      ParseShape(s.SerializeAsString(), Frame{"program shape"});
-  return parsed.ok() ? parsed->ToString() : "<malformed>";
-}
-
-// The module facts of serialized HloSnapshot bytes, when they parse.
-std::optional<InspectedModule> ModuleInfo(const std::string& snapshot) {
-  xla::HloSnapshot snap;
-  if (!snap.ParseFromString(snapshot)) return std::nullopt;
+InspectedModule ModuleInfo(const ModuleFacts& f) {
   InspectedModule m;
-  const xla::HloModuleProto& mod = snap.hlo().hlo_module();
-  m.name = mod.name();
-  m.entry_computation_name = mod.entry_computation_name();
-  m.has_program_shape = mod.has_host_program_shape();
-  for (const auto& p : mod.host_program_shape().parameters()) {
-    m.parameters.push_back(ShapeString(p));
-  }
-  for (const auto& n : mod.host_program_shape().parameter_names()) {
-    m.parameter_names.push_back(n);
-  }
-  m.single_tuple_parameter =
-      internal::SingleTupleParameter(mod.host_program_shape());
-  if (mod.host_program_shape().has_result()) {
-    m.result = ShapeString(mod.host_program_shape().result());
-  }
+  m.name = f.name;
+  m.entry_computation_name = f.entry_computation_name;
+  m.has_program_shape = f.program_shape.has_value();
+  m.parameters = f.parameter_shapes();
+  m.parameter_names = f.parameter_names();
+  m.single_tuple_parameter = f.single_tuple_parameter();
+  m.result = f.result_shape();
   return m;
 }
 
 template <RewindableSource S>
-absl::Status InspectDecomposed(S& src, const InspectOptions& options,
-                               InspectReport* report) {
-  DecomposedReader reader(src, options.read);
-  std::string snapshot;
-  absl::StatusOr<ElementInfo> header =
-      reader.ReadHeader(options.module_info ? &snapshot : nullptr);
+absl::Status InspectFrom(SnapshotReader<S>& reader,
+                         const InspectOptions& options,
+                         InspectReport* report) {
+  absl::StatusOr<const SnapshotHeader*> header = reader.ReadHeader();
   if (!header.ok()) return header.status();
-  report->snapshot = *header;
-  if (options.module_info) report->module = ModuleInfo(snapshot);
-  absl::StatusOr<uint64_t> n = reader.StartInputs();
-  if (!n.ok()) return n.status();
-  report->input_count_offset = reader.inputs().count_offset();
-  if (absl::Status s = ScanList(src, reader.inputs(), &report->inputs); !s.ok()) {
-    return s;
+  report->snapshot = (*header)->place;
+  if (options.module_info) {
+    absl::StatusOr<std::optional<ModuleFacts>> facts = reader.Facts();
+    if (!facts.ok()) {
+      report->module_error = std::string(facts.status().message());
+    } else if (*facts) {
+      report->module = ModuleInfo(**facts);
+    }
   }
-  absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
-  if (!m.ok()) return m.status();
-  if (m->has_value()) {
-    report->output_count_offset = reader.outputs().count_offset();
-    if (absl::Status s = ScanList(src, reader.outputs(), &report->outputs);
+  SnapshotLiteral lit;
+  for (;;) {
+    absl::StatusOr<bool> more = reader.Next(&lit);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    std::vector<InspectedLiteral>& list =
+        lit.role == LiteralRole::kInput ? report->inputs : report->outputs;
+    list.emplace_back();
+    if (absl::Status s = ScanLiteralOf(reader.body(), lit, &list.back());
         !s.ok()) {
       return s;
     }
   }
+  report->input_count_offset = reader.input_count_offset();
+  if (reader.outputs_present().value_or(false)) {
+    report->output_count_offset = reader.output_count_offset();
+  }
   return reader.Finish();
-}
-
-absl::Status InspectClassic(MmapSource& src, const InspectOptions& options,
-                            InspectReport* report) {
-  const Frame frame{"HloSnapshot"};
-  const ByteRange whole{0, *src.size()};
-  report->snapshot.length = whole.length;
-  absl::StatusOr<ClassicSnapshot> snap =
-      IndexClassicSnapshot(src, whole, frame);
-  if (!snap.ok()) return snap.status();
-  if (options.module_info) {
-    std::string header;
-    if (ReadLiteralEmptySnapshot(src, whole, frame, &header).ok()) {
-      report->module = ModuleInfo(header);
-    }
-  }
-  absl::Status s = ForEachClassicInput(
-      src, *snap, frame, [](int64_t i) { return Frame{"input", i, "body"}; },
-      [&](std::span<const ByteRange> literal, int64_t i) {
-        report->inputs.emplace_back();
-        return ScanRanges(src, literal, Frame{"input", i, "body"},
-                          &report->inputs.back());
-      });
-  if (!s.ok()) return s;
-  if (snap->result.empty()) return absl::OkStatus();
-  report->output_count_offset = snap->result[0].offset;
-  absl::StatusOr<std::vector<LiteralRanges>> outputs =
-      ClassicOutputs(src, *snap, Frame{"result"});
-  if (!outputs.ok()) return outputs.status();
-  for (size_t j = 0; j < outputs->size(); ++j) {
-    report->outputs.emplace_back();
-    const Frame frame_j{"output", static_cast<int64_t>(j), "body"};
-    if (absl::Status o =
-            ScanRanges(src, (*outputs)[j], frame_j, &report->outputs.back());
-        !o.ok()) {
-      return o;
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<InspectReport> InspectFile(const std::string& path,
                                           const InspectOptions& options) {
-  absl::StatusOr<SnapshotInput> in =
-      OpenSnapshotInput(path, options.snapshot_type);
-  if (!in.ok()) return in.status();
-  const SnapshotType type = in->type;
+  SnapshotOpenOptions open;
+  open.type = options.snapshot_type;
+  open.box = options.read.box;
+  open.access = SnapshotAccess::kMapped;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(path, open);
+  if (!file.ok()) return file.status();
+  SnapshotFile& f = **file;
   InspectReport report;
-  report.type = type;
-  if (!in->is_stream()) {
-    MmapSource src(in->open_path);
-    if (!src.status().ok()) return src.status();
-    report.file_size = *src.size();
-    absl::Status s = type == SnapshotType::kClassic
-                         ? InspectClassic(src, options, &report)
-                         : InspectDecomposed(src, options, &report);
-    if (!s.ok()) {
-      return WithSnapshotTypeHint(WithFile(s, path), in->open_path, type);
-    }
-    return report;
-  }
-  absl::Status s;
-  if (type == SnapshotType::kClassic) {
-    // Read twice (indexed, then each literal): spilled whole first.
-    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
-    if (!spilled.ok()) return spilled.status();
-    MmapSource src(*spilled, path);
-    if (!src.status().ok()) return src.status();
-    report.file_size = *src.size();
-    s = InspectClassic(src, options, &report);
-  } else {
-    // One pass: Finish() reads to the end, so the size is known after.
-    SpoolSource<OwnedFd>& src = *in->stream;
-    s = InspectDecomposed(src, options, &report);
-    report.file_size = src.size().value_or(src.position());
-  }
-  if (!s.ok()) {
-    return WithSnapshotTypeHint(WithFile(s, path), in->evidence, type);
-  }
+  report.type = f.type();
+  SnapshotReadOptions read;
+  read.box = options.read.box;
+  absl::Status s = f.Read(read, [&](auto& reader) {
+    return InspectFrom(reader, options, &report);
+  });
+  if (!s.ok()) return f.Annotate(s);
+  // A stream read in one pass knows its size at its end.
+  report.file_size = f.size().value_or(0);
   return report;
 }
 
@@ -317,7 +228,7 @@ std::string InspectReportText(const InspectReport& r) {
   const bool classic = r.type == SnapshotType::kClassic;
   std::string out =
       classic ? absl::StrFormat(
-                    "classic HloSnapshot file, %d bytes\nsnapshot: "
+                    "classic file, %d bytes\nsnapshot: "
                     "HloSnapshot @%d (%d bytes)\n",
                     r.file_size, r.snapshot.offset, r.snapshot.length)
               : absl::StrFormat(
@@ -333,6 +244,11 @@ std::string InspectReportText(const InspectReport& r) {
                       absl::StrJoin(r.module->parameters, ", "), ") -> ",
                       r.module->result, "\n");
     }
+  } else if (!r.module_error.empty()) {
+    absl::StrAppend(&out, "module: unreadable: ", r.module_error, "\n");
+  } else {
+    // An arguments-only snapshot, as XLA writes some.
+    out += "module: none (the HloSnapshot has no hlo.hlo_module)\n";
   }
   if (classic) {
     absl::StrAppend(&out, "inputs: ", r.inputs.size(), "\n");

@@ -12,6 +12,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/io/splice_copy.h"
+#include "decomposed/status.h"
 #include "decomposed/xla/shape.h"
 
 namespace decomposed {
@@ -102,7 +103,7 @@ absl::Status CopyFileRangeTo(const std::string& path, uint64_t offset,
     }
     if (got < 0) {
       if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(
+      return ErrnoError(
           errno, absl::StrCat("copying ", path, " at byte ", off));
     }
     if (got == 0) {

@@ -18,6 +18,7 @@
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
 #include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/literal_decoder.h"
 
@@ -344,142 +345,58 @@ nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
 
 namespace {
 
-// Classic mode: the file is one HloSnapshot, mapped by classic.h.
+UnpackedKind KindOf(LiteralRole role) {
+  return role == LiteralRole::kOutput ? UnpackedKind::kOutput
+                                      : UnpackedKind::kInput;
+}
+
+// Unpacks what `reader` reads, of either form: the module, then each
+// literal from its bounded view (a stream keeps only the literal in hand).
 template <RewindableSource S>
-absl::Status UnpackClassic(S& src, const UnpackOptions& options,
-                           std::vector<UnpackedFile>* written) {
-  const Frame frame{"HloSnapshot"};
-  const ByteRange all{0, src.size().value_or(0)};
-  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, all, frame);
-  if (!snap.ok()) return snap.status();
+absl::Status UnpackFrom(SnapshotReader<S>& reader, const UnpackOptions& options,
+                        std::vector<UnpackedFile>* written) {
+  absl::StatusOr<const SnapshotHeader*> header = reader.ReadHeader();
+  if (!header.ok()) return header.status();
+  if (!(*header)->contents.ok()) return (*header)->contents;  // no module
+  if (options.on_warning && !(*header)->warning.ok()) {
+    options.on_warning((*header)->warning);
+  }
   HloSnapshotSink sink(options, written);
   if (options.manifest) {
     absl::StatusOr<std::optional<xla::ProgramShapeProto>> ps =
-        ClassicProgramShape(src, *snap, frame);
+        reader.ProgramShape();
     if (!ps.ok()) return ps.status();
     if (*ps) sink.SetProgramShape(**ps);
   }
-  if (absl::Status s = sink.WriteModule(src, snap->module); !s.ok()) return s;
-  absl::Status s = ForEachClassicInput(
-      src, *snap, frame,
-      [](int64_t i) { return Frame{"input", i, "body"}; },
-      [&](std::span<const ByteRange> literal, int64_t i) {
-        return sink.WriteLiteral(src, literal, UnpackedKind::kInput, i);
-      });
-  if (!s.ok()) return s;
-  if (!options.dump_snapshot_outputs) return sink.Finish();
-  if (snap->result.empty()) {
-    return FrameError(absl::StatusCode::kInvalidArgument,
-                      Frame{"output", 0, "body"}, all.length,
-                      "a result literal (HloSnapshot field 3) to dump",
-                      "none (XLA: \"LiteralProto has no shape\")");
+  if (absl::Status s = sink.WriteModule(reader.header(), (*header)->module);
+      !s.ok()) {
+    return s;
   }
-  absl::StatusOr<std::vector<LiteralRanges>> outputs =
-      ClassicOutputs(src, *snap, Frame{"result"});
-  if (!outputs.ok()) return outputs.status();
-  for (size_t j = 0; j < outputs->size(); ++j) {
-    if (absl::Status o = sink.WriteLiteral(src, (*outputs)[j],
-                                           UnpackedKind::kOutput,
-                                           static_cast<int64_t>(j));
-        !o.ok()) {
-      return o;
-    }
-  }
-  return sink.Finish();
-}
-
-// Writes every element of one list, each decoded from its bounded view.
-// Before each element the source may free what precedes it (a SpoolSource:
-// nothing is read twice but the element in hand).
-template <RewindableSource S>
-absl::Status UnpackList(S& src, BlockReader<S>& list, HloSnapshotSink& sink,
-                        UnpackedKind kind) {
-  ElementInfo e;
+  SnapshotLiteral lit;
   for (;;) {
-    ReleaseBefore(src, src.position());
-    absl::StatusOr<bool> more = list.Next(&e);
+    absl::StatusOr<bool> more = reader.Next(&lit);
     if (!more.ok()) return more.status();
-    if (!*more) return absl::OkStatus();
-    ByteRange body{e.offset, e.length};
-    if (absl::Status s =
-            sink.WriteLiteral(list.body(), std::span<const ByteRange>(&body, 1),
-                              kind, list.current_index());
+    if (!*more) break;
+    if (absl::Status s = sink.WriteLiteral(reader.body(), lit.ranges,
+                                           KindOf(lit.role), lit.index);
         !s.ok()) {
       return s;
     }
   }
-}
-
-// Decomposed mode: the grammar is DecomposedReader's; region [0] is mapped
-// by classic.h for its module.
-template <RewindableSource S>
-absl::Status UnpackDecomposed(S& src, const UnpackOptions& options,
-                              std::vector<UnpackedFile>* written) {
-  DecomposedReadOptions ro;
-  ro.box = options.box;
-  DecomposedReader<S> reader(src, ro);
-  absl::StatusOr<ElementInfo> region0 = reader.OpenHeader();
-  if (!region0.ok()) return region0.status();
-  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(
-      reader.header(), ByteRange{region0->offset, region0->length},
-      Frame{"header"});
-  if (!snap.ok()) return snap.status();
-  if (options.on_warning) {
-    absl::Status w = HeaderLiteralsWarning(snap->arguments,
-                                           !snap->result.empty(),
-                                           region0->offset);
-    if (!w.ok()) options.on_warning(w);
-  }
-  HloSnapshotSink sink(options, written);
-  if (options.manifest) {
-    absl::StatusOr<std::optional<xla::ProgramShapeProto>> ps =
-        ClassicProgramShape(reader.header(), *snap, Frame{"header"});
-    if (!ps.ok()) return ps.status();
-    if (*ps) sink.SetProgramShape(**ps);
-  }
-  if (absl::Status s = sink.WriteModule(reader.header(), snap->module);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::StatusOr<uint64_t> n = reader.StartInputs(); !n.ok()) {
-    return n.status();
-  }
-  if (absl::Status s =
-          UnpackList(src, reader.inputs(), sink, UnpackedKind::kInput);
-      !s.ok()) {
-    return s;
-  }
-  if (!options.dump_snapshot_outputs) return sink.Finish();
-  if (absl::StatusOr<uint64_t> m = reader.StartRequiredOutputs(
-          "the outputs asked for by dump-snapshot-outputs");
-      !m.ok()) {
-    return m.status();
-  }
-  if (absl::Status s =
-          UnpackList(src, reader.outputs(), sink, UnpackedKind::kOutput);
-      !s.ok()) {
-    return s;
-  }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
   return sink.Finish();
-}
-
-// Reads a stream to its end without keeping it, so that the program writing
-// into the pipe is not cut off (a decomposed unpack without
-// dump-snapshot-outputs stops reading after region [1]).
-template <class S>
-void Drain(S& src) {
-  while (src.Pull(1)) {
-    src.Release(src.position());
-    src.Advance(src.available());
-  }
 }
 
 }  // namespace
 
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written) {
-  absl::StatusOr<InputFile> file = OpenInput(path);
+  SnapshotOpenOptions open;
+  open.type = options.snapshot_type;
+  open.box = options.box;
+  open.access = SnapshotAccess::kBuffered;  // pread, splice: unpack's paths
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(path, open);
   if (!file.ok()) return file.status();
   if (options.create_output_dir &&
       options.output_format == UnpackFormat::kNpyFiles) {
@@ -487,55 +404,56 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
       return s;
     }
   }
-  absl::StatusOr<SnapshotInput> in =
-      OpenSnapshotInput(path, *std::move(file), options.snapshot_type);
-  if (!in.ok()) return in.status();
-  const SnapshotType type = in->type;
-  if (!in->is_stream()) {
-    OwnedFd fd;
-    if (absl::Status s = OpenForReading(in->open_path, &fd); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
-    }
-    FdSource src(std::move(fd));
-    absl::Status s = type == SnapshotType::kClassic
-                         ? UnpackClassic(src, options, written)
-                         : UnpackDecomposed(src, options, written);
-    if (s.ok() && options.progress) options.progress(*src.size());  // all read
-    return WithSnapshotTypeHint(WithFile(s, path), in->open_path, type);
+  std::vector<UnpackedFile> local;
+  std::vector<UnpackedFile>* files = written ? written : &local;
+  const size_t before = files->size();
+  SnapshotReadOptions read;
+  read.box = options.box;
+  read.outputs = options.dump_snapshot_outputs ? OutputsPolicy::kRequired
+                                               : OutputsPolicy::kSkip;
+  read.required_why = "the outputs asked for by dump-snapshot-outputs";
+  SnapshotFile& f = **file;
+  absl::Status s = f.Read(read, [&](auto& reader) {
+    return UnpackFrom(reader, options, files);
+  });
+  // A stream is read to its end, so that its writer is not cut off.
+  if (s.ok()) s = f.Drain();
+  if (s.ok()) {
+    if (options.progress) options.progress(f.size().value_or(0));  // all read
+    return s;
   }
-  // A stream. Classic: read twice (indexed, then its literals), so spilled
-  // whole to an unlinked temp file first. Decomposed: read in one pass,
-  // each element retained only while it is decoded.
-  absl::Status s;
-  std::optional<uint64_t> total;
-  if (type == SnapshotType::kClassic) {
-    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
-    if (!spilled.ok()) return spilled.status();
-    FdSource src(*std::move(spilled));
-    s = UnpackClassic(src, options, written);
-    total = src.size();
-  } else {
-    SpoolSource<OwnedFd>& src = *in->stream;
-    s = UnpackDecomposed(src, options, written);
-    if (s.ok()) {
-      Drain(src);
-      if (!src.status().ok()) s = src.status();
+  s = f.Annotate(s);
+  // Finished files stay (every output is atomic); say how many.
+  size_t kept = 0;
+  if (options.output_format == UnpackFormat::kNpyFiles) {
+    for (size_t i = before; i < files->size(); ++i) {
+      if ((*files)[i].kind != UnpackedKind::kArchive) ++kept;
     }
-    total = src.size();
   }
-  if (s.ok() && options.progress) options.progress(total.value_or(0));
-  return WithSnapshotTypeHint(WithFile(s, path), in->evidence, type);
+  if (kept > 0) {
+    s = WithMessage(s, absl::StrCat(s.message(), "; kept ",
+                                    Counted(kept, "complete file"),
+                                    " before the error"));
+  }
+  return s;
 }
 
 absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
                                   std::vector<UnpackedFile>* written) {
+  absl::Status s;
   if (cl.unsupported_snapshot_type) {
-    if (absl::StatusOr<InputFile> f = OpenInput(cl.snapshot); !f.ok()) {
-      return f.status();
-    }
-    return absl::InvalidArgumentError("ERROR: Unsupported snapshot format");
+    // The tool opens the file before it looks at the type.
+    absl::StatusOr<InputFile> f = OpenInput(cl.snapshot);
+    s = f.ok() ? absl::InvalidArgumentError("ERROR: Unsupported snapshot format")
+               : f.status();
+  } else {
+    s = Unpack(cl.snapshot, cl.options, written);
   }
-  return Unpack(cl.snapshot, cl.options, written);
+  if (IsOpenError(s)) {
+    // snapshot-unpack's own text, without the reason.
+    return WithMessage(s, absl::StrCat("Could not open: ", cl.snapshot));
+  }
+  return s;
 }
 
 // --- Command line -------------------------------------------------------------

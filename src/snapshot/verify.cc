@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
@@ -12,6 +11,7 @@
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/reader.h"
 
 namespace decomposed {
 namespace {
@@ -38,11 +38,10 @@ absl::Status CheckLiteral(S& src, std::span<const ByteRange> ranges,
   return s;
 }
 
-// Parses a header (or a classic file's non-literal fields); when
-// `warnings` is given, also notes a header that carries literals.
+// Parses a header (or a classic file's non-literal fields) with protobuf,
+// as snapshot-unpack does.
 absl::Status CheckSnapshotBytes(std::string_view bytes, const Frame& frame,
-                                uint64_t offset,
-                                std::vector<VerifyProblem>* warnings = nullptr) {
+                                uint64_t offset) {
   xla::HloSnapshot snap;
   if (bytes.size() > limits::kMaxMessageBytes ||
       !snap.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -50,99 +49,57 @@ absl::Status CheckSnapshotBytes(std::string_view bytes, const Frame& frame,
                       "a serialized HloSnapshot",
                       "bytes that do not parse as one");
   }
-  if (warnings != nullptr) {
-    absl::Status w = HeaderLiteralsWarning(
-        static_cast<uint64_t>(snap.arguments_size()), snap.has_result(),
-        offset);
-    if (!w.ok()) warnings->push_back(ProblemFromStatus(w));
-  }
   return absl::OkStatus();
 }
 
+// Every check of one snapshot, through its reader: the header (its framing,
+// that it parses as an HloSnapshot, the warning of a header carrying
+// literals), every literal as unpack decodes it, the end. A broken literal
+// is one problem and the walk goes on; a framing error ends it.
 template <RewindableSource S>
-void VerifyDecomposed(S& src, const VerifyOptions& options, VerifyReport* r) {
-  DecomposedReadOptions ro;
-  ro.box = options.box;
-  DecomposedReader reader(src, ro);
-  auto fatal = [&](const absl::Status& s) {
-    r->problems.push_back(ProblemFromStatus(s));
-  };
-  std::string header;
-  absl::StatusOr<ElementInfo> head = reader.ReadHeader(&header);
-  if (!head.ok()) return fatal(head.status());
-  if (absl::Status s =
-          CheckSnapshotBytes(header, Frame{"header"}, head->offset,
-                             &r->warnings);
-      !s.ok()) {
-    fatal(s);  // the framing is intact: go on with the literals
-  }
-  header.clear();
-  header.shrink_to_fit();
-  // Checks every element of one list; false after a framing error.
-  auto check_list = [&](BlockReader<S>& list, uint64_t* count) -> bool {
-    ElementInfo e;
-    for (;;) {
-      ReleaseBefore(src, src.position());  // a stream keeps one element
-      absl::StatusOr<bool> more = list.Next(&e);
-      if (!more.ok()) {
-        fatal(more.status());
-        return false;
-      }
-      if (!*more) return true;
-      ++*count;
-      ByteRange body{e.offset, e.length};
-      absl::Status s = CheckLiteral(
-          list.body(), std::span<const ByteRange>(&body, 1), list.BodyFrame(),
-          options);
-      if (!s.ok()) r->problems.push_back(ProblemFromStatus(s));
-    }
-  };
-  absl::StatusOr<uint64_t> n = reader.StartInputs();
-  if (!n.ok()) return fatal(n.status());
-  if (!check_list(reader.inputs(), &r->inputs)) return;
-  absl::StatusOr<std::optional<uint64_t>> m = reader.StartOutputs();
-  if (!m.ok()) return fatal(m.status());
-  if (m->has_value()) {
-    r->outputs = 0;
-    if (!check_list(reader.outputs(), &*r->outputs)) return;
-  }
-  if (absl::Status s = reader.Finish(); !s.ok()) fatal(s);
-}
-
-// The classic mapping (classic.h), checked as unpack would write it.
-void VerifyClassic(MmapSource& src, const VerifyOptions& options,
-                   VerifyReport* r) {
-  const Frame top{"HloSnapshot"};
-  const ByteRange whole{0, *src.size()};
+void VerifyFrom(SnapshotReader<S>& reader, const VerifyOptions& options,
+                VerifyReport* r) {
   auto problem = [&](const absl::Status& s) {
     r->problems.push_back(ProblemFromStatus(s));
   };
-  absl::StatusOr<ClassicSnapshot> snap = IndexClassicSnapshot(src, whole, top);
-  if (!snap.ok()) return problem(snap.status());
-  std::string header;
-  absl::Status h = ReadLiteralEmptySnapshot(src, whole, top, &header);
-  if (h.ok()) h = CheckSnapshotBytes(header, top, 0);
-  if (!h.ok()) problem(h);
-  absl::Status s = ForEachClassicInput(
-      src, *snap, top, [](int64_t i) { return Frame{"input", i, "body"}; },
-      [&](std::span<const ByteRange> literal, int64_t i) {
-        ++r->inputs;
-        absl::Status l = CheckLiteral(src, literal, Frame{"input", i, "body"},
-                                      options);
-        if (!l.ok()) problem(l);
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return problem(s);
-  if (snap->result.empty()) return;
-  absl::StatusOr<std::vector<LiteralRanges>> outputs =
-      ClassicOutputs(src, *snap, Frame{"result"});
-  if (!outputs.ok()) return problem(outputs.status());
-  r->outputs = 0;
-  for (const LiteralRanges& o : *outputs) {
-    const int64_t j = static_cast<int64_t>((*r->outputs)++);
-    absl::Status l = CheckLiteral(src, o, Frame{"output", j, "body"}, options);
+  absl::StatusOr<const SnapshotHeader*> header = reader.ReadHeader();
+  if (!header.ok()) return problem(header.status());
+  const bool decomposed = reader.type() == SnapshotType::kDecomposed;
+  {
+    // Decomposed: region [0] whole, as snapshot-unpack parses it (a
+    // warning for literals in it). Classic: the non-literal fields (the
+    // literals are checked one by one below).
+    std::string bytes;
+    absl::Status h = decomposed ? reader.ReadHeaderBytes(&bytes)
+                                : reader.ReadLiteralEmptySnapshot(&bytes);
+    if (h.ok()) {
+      h = CheckSnapshotBytes(bytes, decomposed ? Frame{"header"}
+                                               : Frame{"HloSnapshot"},
+                             (*header)->place.offset);
+    }
+    if (!h.ok()) {
+      // The framing is intact: go on with the literals.
+      problem(h);
+    } else if (!(*header)->warning.ok()) {
+      r->warnings.push_back(ProblemFromStatus((*header)->warning));
+    }
+  }
+  SnapshotLiteral lit;
+  for (;;) {
+    absl::StatusOr<bool> more = reader.Next(&lit);
+    if (!more.ok()) return problem(more.status());
+    if (!*more) break;
+    if (lit.role == LiteralRole::kInput) {
+      ++r->inputs;
+    } else {
+      r->outputs = r->outputs.value_or(0) + 1;
+    }
+    absl::Status l = CheckLiteral(reader.body(), lit.ranges, lit.frame(),
+                                  options);
     if (!l.ok()) problem(l);
   }
+  if (reader.outputs_present().value_or(false) && !r->outputs) r->outputs = 0;
+  if (absl::Status s = reader.Finish(); !s.ok()) problem(s);
 }
 
 }  // namespace
@@ -151,71 +108,40 @@ VerifyProblem ProblemFromStatus(const absl::Status& s) {
   VerifyProblem p;
   p.code = s.code();
   p.message = std::string(s.message());
-  size_t colon = p.message.find(": ");
-  if (colon != std::string::npos) p.frame = p.message.substr(0, colon);
-  size_t at = p.message.rfind("at byte ");
-  if (at != std::string::npos) {
-    size_t b = at + 8, e = b;
-    while (e < p.message.size() && p.message[e] >= '0' &&
-           p.message[e] <= '9') {
-      ++e;
-    }
-    uint64_t v;
-    if (e > b && absl::SimpleAtoi(absl::string_view(p.message.data() + b,
-                                                    e - b),
-                                  &v)) {
-      p.offset = v;
-    }
-  }
+  if (std::optional<std::string> f = FrameOf(s)) p.frame = *f;
+  p.offset = OffsetOf(s);
   return p;
 }
 
 absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
                                         const VerifyOptions& options) {
-  absl::StatusOr<SnapshotInput> in =
-      OpenSnapshotInput(path, options.snapshot_type);
-  if (!in.ok()) {
+  SnapshotOpenOptions open;
+  open.type = options.snapshot_type;
+  open.box = options.box;
+  open.access = SnapshotAccess::kMapped;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
+      SnapshotFile::Open(path, open);
+  if (!file.ok()) {
     // An empty file is a problem of the file, reported as one.
-    if (in.status().code() != absl::StatusCode::kInvalidArgument) {
-      return in.status();
+    if (file.status().code() != absl::StatusCode::kInvalidArgument) {
+      return file.status();
     }
     VerifyReport r;
     r.path = path;
-    r.problems.push_back(ProblemFromStatus(in.status()));
+    r.problems.push_back(ProblemFromStatus(file.status()));
     return r;
   }
-  const SnapshotType* type = &in->type;
+  SnapshotFile& f = **file;
   VerifyReport r;
   r.path = path;
-  r.type = *type;
-  if (!in->is_stream()) {
-    MmapSource src(in->open_path);
-    if (!src.status().ok()) return src.status();
-    if (*type == SnapshotType::kDecomposed) {
-      VerifyDecomposed(src, options, &r);
-    } else {
-      VerifyClassic(src, options, &r);
-    }
-    if (options.progress) options.progress(*src.size());
-  } else if (*type == SnapshotType::kDecomposed) {
-    // One pass; each element is retained only while it is checked.
-    SpoolSource<OwnedFd>& src = *in->stream;
-    VerifyDecomposed(src, options, &r);
-    while (src.Pull(1)) {  // drain the pipe after a framing error
-      src.Release(src.position());
-      src.Advance(src.available());
-    }
-    if (!src.status().ok()) return WithFile(src.status(), path);
-    if (options.progress) options.progress(src.size().value_or(0));
-  } else {
-    // Classic: read twice, so spilled whole to a temp file first.
-    absl::StatusOr<OwnedFd> spilled = SpillSnapshotInput(*in);
-    if (!spilled.ok()) return spilled.status();
-    MmapSource src(*spilled, path);
-    if (!src.status().ok()) return src.status();
-    VerifyClassic(src, options, &r);
-    if (options.progress) options.progress(*src.size());
-  }
+  r.type = f.type();
+  SnapshotReadOptions read;
+  read.box = options.box;
+  f.Read(read, [&](auto& reader) { VerifyFrom(reader, options, &r); });
+  // A stream is read to its end, also after a framing error, so that its
+  // writer is not cut off.
+  if (absl::Status d = f.Drain(); !d.ok()) return d;
+  if (options.progress) options.progress(f.size().value_or(0));
   if (options.strict) {
     r.problems.insert(r.problems.begin(), r.warnings.begin(),
                       r.warnings.end());
@@ -225,11 +151,12 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
     // A first problem that the other type explains says so.
     VerifyProblem& p = r.problems.front();
     const absl::Status failure(p.code, p.message);
-    absl::Status hinted =
-        in->is_stream()
-            ? WithSnapshotTypeHint(failure, in->evidence, *type)
-            : WithSnapshotTypeHint(failure, in->open_path, *type);
-    p.message = std::string(hinted.message());
+    p.message = std::string(
+        WithSnapshotTypeHint(failure, f.evidence(),
+                             f.requested() == SnapshotType::kAuto
+                                 ? SnapshotType::kAuto
+                                 : f.type())
+            .message());
   }
   return r;
 }

@@ -452,11 +452,38 @@ cases.append(("pt_not_a_tensor.pt",
               analysis("INVALID_ARGUMENT", "pt_not_a_tensor.pt", "data.pkl"),
               ".pt whose pickle is the integer 7, not a tensor"))
 # A classic HloSnapshot (field 2: an F32[2] argument) cut inside the
-# argument: the walk names the snapshot frame and the offset.
+# argument: every command reads it through the one snapshot reader, so
+# every command names the same frame, the message, at the same offset
+# (files ending in .pb or .auto are read with --snapshot-type=auto).
 CLASSIC = ld(2, LIT) + ld(3, LIT)
+
+
+def every_command(code, frame, fragment):
+    """inspect, verify, unpack (exit 1) and compare, stats (exit 2): the
+    same code, frame and message."""
+    return [(c, 1, code, frame, fragment, "checked")
+            for c in FRAMING_CMDS] + analysis(code, frame, fragment)
+
+
 cases.append(("classic_truncated.pb", CLASSIC[:-6],
-              analysis("INVALID_ARGUMENT", "snapshot", "(at byte 24"),
+              every_command("INVALID_ARGUMENT", "HloSnapshot", "(at byte 24"),
               "classic HloSnapshot cut 6 bytes into its result"))
+# Read as auto: neither form. The message says so first, then why each
+# reading failed.
+cases.append(("not_a_snapshot.auto",
+              b"# decomposed\n\nA README, not a snapshot.\n",
+              every_command("INVALID_ARGUMENT", "file",
+                            "not a decomposed or classic snapshot; read as "
+                            "decomposed, header length box: "),
+              "a text file read with --snapshot-type=auto"))
+# The bytes of len_byte_0x80.bin read as auto: taken for neither form, and
+# the message explains the sign-extended length byte as the decomposed
+# reading does.
+cases.append(("len_byte_0x80.auto", b"\x80" + b"\x3a\x01\x00" * 50,
+              every_command("INVALID_ARGUMENT", "file",
+                            "sign-extends it to a negative length; "
+                            "--lenient-length-byte reads it as unsigned"),
+              "length byte 0x80 read with --snapshot-type=auto"))
 
 # Support files (valid): the module that `pack` rows use, and the reference
 # side of the compare rows (one F32[2] input, one output).

@@ -46,15 +46,21 @@ BAD_OUTPUT = re.compile(r"Sanitizer|runtime error|terminate called|"
                         r"Segmentation|Aborted|std::bad_alloc")
 
 
+def form_of(path):
+    """The corpus files are decomposed files, read as such: auto-detection
+    (the default) would read a damaged one as a classic snapshot. Files
+    ending in .pb (classic) or .auto are read with the default, auto."""
+    return "auto" if path.endswith((".pb", ".auto")) else "decomposed"
+
+
 def argv_for(cli, command, path, out_dir, files_dir):
-    # The corpus files are decomposed files; auto-detection (the default)
-    # would read a damaged one as a classic HloSnapshot.
+    form = f"--snapshot-type={form_of(path)}"
     if command == "inspect":
-        return [cli, "inspect", "--snapshot-type=decomposed", path]
+        return [cli, "inspect", form, path]
     if command == "verify":
-        return [cli, "verify", "--snapshot-type=decomposed", path]
+        return [cli, "verify", form, path]
     if command == "unpack":
-        return [cli, "unpack", "--snapshot-type=decomposed",
+        return [cli, "unpack", form,
                 "--dump-snapshot-outputs", f"--output-prefix={out_dir}/", path]
     if command == "pack":
         return [cli, "pack", "--module", os.path.join(files_dir, "module.hlo"),
@@ -63,10 +69,7 @@ def argv_for(cli, command, path, out_dir, files_dir):
     if command == "bundle verify":
         return [cli, "bundle", "verify", path]
     if command in ("compare", "compare actual", "stats"):
-        # The corpus files are decomposed files (see verify); classic ones
-        # end in .pb and are detected.
-        form = "auto" if path.endswith(".pb") else "decomposed"
-        opts = [f"--snapshot-type={form}"]
+        opts = [f"--snapshot-type={form_of(path)}"]
         if command == "stats":
             return [cli, "stats", *opts, path]
         ref = os.path.join(files_dir, "compare_reference.bin")

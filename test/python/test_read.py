@@ -3,6 +3,7 @@ that unpack supports, read back equal to unpack's .npy byte for byte;
 zero-copy views; views surviving close(); bf16/fp8/int4 never changing
 value; threads; the malformed-input corpus raising FormatError."""
 import csv
+import errno
 import gc
 import os
 import subprocess
@@ -390,8 +391,11 @@ def read_everything(path, kind):
 
 @pytest.mark.parametrize("path,row", corpus_cases())
 def test_corpus_raises_format_error(path, row, cli):
+    # As the corpus runner reads them: decomposed, but the files ending in
+    # .pb or .auto, detected.
+    kind = "auto" if path.endswith((".pb", ".auto")) else "decomposed"
     with pytest.raises(decomposed.FormatError) as e:
-        read_everything(path, "decomposed")
+        read_everything(path, kind)
     err = e.value
     assert isinstance(err, ValueError)
     assert err.code == row["code"], str(err)
@@ -416,8 +420,19 @@ def test_corpus_raises_format_error(path, row, cli):
 
 
 def test_os_errors(tmp_path):
-    with pytest.raises(FileNotFoundError):
-        decomposed.open(str(tmp_path / "missing"))
+    missing = str(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError) as e:
+        decomposed.open(missing)
+    # From the status's payloads: the errno, its text, the path once.
+    assert e.value.errno == errno.ENOENT
+    assert e.value.filename == missing
+    assert str(e.value) == f"[Errno 2] No such file or directory: '{missing}'"
+    unreadable = write_file(str(tmp_path / "unreadable.dhs"), b"\x03\x3a\x01")
+    os.chmod(unreadable, 0)
+    if os.geteuid() != 0:  # root reads it anyway
+        with pytest.raises(PermissionError) as e:
+            decomposed.open(unreadable)
+        assert e.value.errno == errno.EACCES and e.value.filename == unreadable
     with pytest.raises(OSError):
         decomposed.open(str(tmp_path))
     fifo = str(tmp_path / "fifo")

@@ -3,7 +3,8 @@
 // the literal codec. OpenTensorSet picks these for any path that is not a
 // directory, .npy or .pt file.
 //
-// The file is read with pread (FdSource), not mapped: a mapping would count
+// The file is opened once (SnapshotFile) and read with pread (FdSource), not
+// mapped: a mapping would count
 // every page of a 1 GiB literal in the process's RSS as it is read, and the
 // analysis commands promise a bounded peak RSS (docs/compare.md). A literal
 // in a non-default layout is gathered in row-major order by the codec's
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "decomposed/analysis/tensor_set.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/literal_decoder.h"
@@ -42,50 +44,60 @@ struct LiteralRef {
   Frame frame() const { return Frame{role, index, "body"}; }
 };
 
+// What one walk of a snapshot found: both lists, so that a snapshot opened
+// once gives its inputs and its outputs (stats reads both).
+struct SnapshotLists {
+  std::string path;
+  std::string form;  // "decomposed file", "classic snapshot"
+  std::vector<LiteralRef> inputs, outputs;
+  std::shared_ptr<SnapshotFile> file;  // opened once; sets dup its descriptor
+};
+
+// The inputs or the outputs of a snapshot, each literal planned and decoded
+// when it is described or streamed, from a source of the set's own.
 class LiteralListSet final : public TensorSet {
  public:
-  LiteralListSet(std::string name, std::string path, std::unique_ptr<FdSource> src,
-                 std::vector<LiteralRef> literals, bool both);
-  std::string Name() const override { return name_; }
-  size_t size() const override { return literals_.size(); }
-  bool HasInputsAndOutputs() const override { return both_; }
+  LiteralListSet(std::shared_ptr<const SnapshotLists> lists, bool inputs,
+                 std::unique_ptr<FdSource> src);
+  std::string Name() const override;
+  size_t size() const override { return literals().size(); }
+  bool HasInputsAndOutputs() const override { return true; }
   absl::StatusOr<TensorInfo> Describe(size_t i) override;
   absl::Status Stream(size_t i, const ChunkFn& emit) override;
   absl::StatusOr<std::optional<TensorRun>> Run(size_t i) override;
+  // The other list of the same snapshot, from the same open.
+  absl::StatusOr<std::unique_ptr<TensorSet>> OtherList() override;
 
  private:
+  const std::vector<LiteralRef>& literals() const {
+    return inputs_ ? lists_->inputs : lists_->outputs;
+  }
   // Literal i's plan, resolved (the one first pass Describe and Run share).
   absl::StatusOr<LiteralPlan> Plan(size_t i);
 
-  std::string name_, path_;
+  std::shared_ptr<const SnapshotLists> lists_;
+  bool inputs_;
   std::unique_ptr<FdSource> src_;
-  std::vector<LiteralRef> literals_;
-  bool both_;
 };
 
 // The inputs (or outputs) of the snapshot at `path`, decomposed or classic
-// as `type` says, or as DetectSnapshotType tells them apart (kAuto,
-// docs/format.md §7.7). Errors: those of OpenDecomposedSet or
-// OpenClassicSet.
+// as `type` says, or as detected (kAuto, docs/format.md §7.8), read through
+// SnapshotReader (snapshot/reader.h): the file is opened once and its whole
+// grammar checked before the set is returned; a stream (a pipe, "-") is
+// copied whole to an unlinked temp file first, and a stream named twice in
+// one process (compare - -) is read once. For a classic file: one input per
+// `arguments` record (or the elements of a single tuple argument of a
+// single-tuple-parameter program), the outputs the top-level elements of a
+// TUPLE result, else the result; none without a result; a merged
+// (repeated) `result` is read as one literal from its occurrences' byte
+// ranges. Errors: the reader's, with the file name and the hint of a named
+// type that the bytes contradict.
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenSnapshotSet(
     const std::string& path, bool inputs, SnapshotType type = SnapshotType::kAuto);
 
-// The inputs (or outputs) of the decomposed file at `path`; the whole file's
-// grammar is checked first (docs/format.md §7).
+// OpenSnapshotSet with the form named.
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenDecomposedSet(const std::string& path,
                                                              bool inputs);
-
-// The inputs (or outputs) of the classic HloSnapshot at `path`, by the one
-// classic mapping (snapshot/classic.h, docs/format.md §11): one input per
-// `arguments` record (or the elements of a single tuple argument of a
-// single-tuple-parameter program), the outputs the top-level elements of a
-// TUPLE result, else the result; none without a result. A merged (repeated)
-// `result` is read as one literal from its occurrences' byte ranges. Only
-// the records on the path to the literals are read here; each literal is
-// planned and decoded when it is described or streamed.
-// Errors: those of IndexClassicSnapshot, ForEachClassicInput and
-// ClassicOutputs (malformed records, a file of 2 GiB or more), with the
-// file name.
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenClassicSet(const std::string& path,
                                                           bool inputs);
 

@@ -44,6 +44,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/xla/primitive_type.h"
@@ -95,6 +96,13 @@ class TensorSet {
   // what Describe(i) checks.
   virtual absl::StatusOr<std::optional<TensorRun>> Run(size_t) {
     return std::optional<TensorRun>();
+  }
+  // For a set that HasInputsAndOutputs(): the other list of the same input
+  // (its outputs for a set of inputs, and back), without opening a snapshot
+  // again. kFailedPrecondition for the other forms.
+  virtual absl::StatusOr<std::unique_ptr<TensorSet>> OtherList() {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Name(), ": holds one list of tensors"));
   }
 };
 

@@ -273,7 +273,7 @@ template <ByteSource S>
                                            uint64_t* value) {
   uint64_t start = src.position();
   if (!src.Pull(1)) {
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
+    if (!src.status().ok()) return Prefix(src.status(), frame);
     return FrameError(absl::StatusCode::kOutOfRange, frame, start,
                       "a length byte", "the end of the data");
   }
@@ -288,12 +288,12 @@ template <ByteSource S>
         "a length byte 1..127",
         absl::StrCat(Hex(len),
                      " (snapshot-unpack reads the length byte as a signed "
-                     "char and sign-extends it to a negative length; the "
-                     "lenient option reads it as unsigned, as AWS's Python "
-                     "reader does)"));
+                     "char and sign-extends it to a negative length; "
+                     "--lenient-length-byte reads it as unsigned, as AWS's "
+                     "Python reader does)"));
   }
   if (!src.Pull(1 + size_t{len})) {
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
+    if (!src.status().ok()) return Prefix(src.status(), frame);
     return TruncatedError(frame, start + 1, len, src.available() - 1);
   }
   absl::Status s = ParseBoxPayload(std::string_view(src.cursor() + 1, len),

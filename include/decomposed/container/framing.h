@@ -210,7 +210,7 @@ class DecomposedReader {
     }
     if (src_.Pull(1)) return true;
     if (!src_.status().ok()) {
-      return Prefix(src_.status(), outputs_.CountFrame().str());
+      return Prefix(src_.status(), outputs_.CountFrame());
     }
     return false;
   }

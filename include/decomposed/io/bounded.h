@@ -34,7 +34,7 @@ absl::Status CheckHeld(S& src, uint64_t length, const Frame& frame) {
 template <ByteSource S>
 absl::Status SourceEnded(const S& src, const Frame& frame, uint64_t declared,
                          uint64_t got, uint64_t body_offset) {
-  if (!src.status().ok()) return Prefix(src.status(), frame.str());
+  if (!src.status().ok()) return Prefix(src.status(), frame);
   return TruncatedError(frame, body_offset, declared, got);
 }
 

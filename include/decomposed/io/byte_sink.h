@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/status.h"
 
 namespace decomposed {
 
@@ -153,7 +154,7 @@ inline absl::Status WriteFully(int fd, const char* p, size_t n) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(errno, "write");
+      return ErrnoError(errno, "write");
     }
     p += w;
     n -= static_cast<size_t>(w);
@@ -246,7 +247,7 @@ class BasicFdSink {
                            static_cast<off_t>(offset + done));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
-        Fail(absl::ErrnoToStatus(w < 0 ? errno : EIO,
+        Fail(ErrnoError(w < 0 ? errno : EIO,
                                  absl::StrCat("pwrite at byte ", offset)));
         return false;
       }
@@ -264,7 +265,7 @@ class BasicFdSink {
   {
     Flush();
     if (fd_.Close() != 0 && errno != EINTR) {
-      Fail(absl::ErrnoToStatus(
+      Fail(ErrnoError(
           errno, absl::StrCat("close (after byte ", pos_, ")")));
     }
     return status_;
@@ -323,7 +324,7 @@ class AtomicFileSink {
     temp_ = absl::StrCat(dir, ".", base, ".tmp.XXXXXX");
     int fd = ::mkostemp(temp_.data(), O_CLOEXEC);
     if (fd < 0) {
-      absl::Status s = absl::ErrnoToStatus(
+      absl::Status s = ErrnoError(
           errno, absl::StrCat("creating a temp file for ", path));
       temp_.clear();
       return s;
@@ -359,7 +360,7 @@ class AtomicFileSink {
       return WithPath(s);
     }
     if (sync && ::fsync(sink_->fd()) != 0) {
-      absl::Status s = absl::ErrnoToStatus(errno, "fsync");
+      absl::Status s = ErrnoError(errno, "fsync");
       Abandon();
       return WithPath(s);
     }
@@ -369,7 +370,7 @@ class AtomicFileSink {
     }
     sink_.reset();
     if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-      absl::Status s = absl::ErrnoToStatus(
+      absl::Status s = ErrnoError(
           errno, absl::StrCat("renaming ", temp_, " to ", path_));
       ::unlink(temp_.c_str());
       temp_.clear();

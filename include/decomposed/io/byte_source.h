@@ -64,6 +64,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/limits.h"
+#include "decomposed/status.h"
 
 namespace decomposed {
 
@@ -265,7 +266,7 @@ class BufferedSource {
       bool complete = target <= *size_;
       if (!complete) target = *size_;
       if (!backend_.SeekTo(target)) {
-        status_ = absl::ErrnoToStatus(
+        status_ = ErrnoError(
             errno, absl::StrCat("seeking to byte ", target));
         return false;
       }
@@ -295,7 +296,7 @@ class BufferedSource {
       return false;
     }
     if (!backend_.SeekTo(pos)) {
-      status_ = absl::ErrnoToStatus(errno,
+      status_ = ErrnoError(errno,
                                     absl::StrCat("seeking to byte ", pos));
       return false;
     }
@@ -324,7 +325,7 @@ class BufferedSource {
       ssize_t got = backend_.ReadSome(dst, n);
       if (got >= 0) return got;
       if (errno == EINTR) continue;
-      status_ = absl::ErrnoToStatus(
+      status_ = ErrnoError(
           errno, absl::StrCat("reading at byte ", position()));
       return -1;
     }
@@ -364,8 +365,11 @@ class BufferedSource {
 };
 
 // ---------------------------------------------------------------------------
-// File-descriptor source. Reads with read(2) into its own reusable buffer;
-// skips with lseek(2) on regular files.
+// File-descriptor source. Reads into its own reusable buffer: a regular file
+// with pread(2) at the source's own position (so sources over descriptors
+// that share one open file description -- dup()s, standard input and a
+// copy of it -- never move each other, and a skip or seek is no system
+// call), anything else with read(2).
 
 template <FdHolder H>
 class FdBackend {
@@ -386,11 +390,18 @@ class FdBackend {
   FdBackend(FdBackend&&) = default;
   FdBackend& operator=(FdBackend&&) = default;
 
-  ssize_t ReadSome(char* dst, size_t n) { return ::read(fd_.get(), dst, n); }
+  ssize_t ReadSome(char* dst, size_t n) {
+    if (!regular_) return ::read(fd_.get(), dst, n);
+    ssize_t got =
+        ::pread(fd_.get(), dst, n, static_cast<off_t>(origin_ + pos_));
+    if (got > 0) pos_ += static_cast<uint64_t>(got);
+    return got;
+  }
   bool Seekable() const { return regular_; }
   bool SeekTo(uint64_t pos) {
-    return ::lseek(fd_.get(), static_cast<off_t>(origin_ + pos), SEEK_SET) >=
-           0;
+    if (!regular_) return false;
+    pos_ = pos;
+    return true;
   }
   std::optional<uint64_t> Size() const {
     if (!regular_) return std::nullopt;
@@ -405,6 +416,7 @@ class FdBackend {
   bool regular_ = false;
   uint64_t origin_ = 0;
   uint64_t size_ = 0;
+  uint64_t pos_ = 0;  // regular files: the next byte ReadSome reads
 };
 
 template <FdHolder H>
@@ -526,14 +538,14 @@ class MmapSource {
   void Map(const OwnedFd& fd, const std::string& path) {
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) {
-      status_ = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+      status_ = ErrnoError(errno, absl::StrCat("stat ", path));
       return;
     }
     size_t n = static_cast<size_t>(st.st_size);
     if (n > 0) {
       void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd.get(), 0);
       if (p == MAP_FAILED) {
-        status_ = absl::ErrnoToStatus(errno, absl::StrCat("mmap ", path));
+        status_ = ErrnoError(errno, absl::StrCat("mmap ", path));
         return;
       }
       ::madvise(p, n, MADV_SEQUENTIAL);

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/status.h"
 
 namespace decomposed::internal {
 
@@ -37,7 +38,7 @@ inline absl::Status MakeDirectories(const std::string& path) {
           absl::StrCat(part, " exists and is not a directory"));
     }
     if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::ErrnoToStatus(errno,
+      return ErrnoError(errno,
                                  absl::StrCat("creating directory ", part));
     }
   }
@@ -67,7 +68,7 @@ class TempDirectory {
     std::string t = prefix + "XXXXXX";
     if (::mkdtemp(t.data()) == nullptr) {
       std::string parent = prefix.substr(0, prefix.rfind('/') + 1);
-      return absl::ErrnoToStatus(
+      return ErrnoError(
           errno, absl::StrCat("creating a temporary directory in ",
                               parent.empty() ? std::string(".") : parent));
     }

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/status.h"
 
 namespace decomposed {
 
@@ -70,7 +71,7 @@ inline absl::Status OpenForReading(const std::string& path, OwnedFd* out) {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("opening ", path));
+    return ErrnoError(errno, absl::StrCat("opening ", path));
   }
   *out = OwnedFd(fd);
   return absl::OkStatus();

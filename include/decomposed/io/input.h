@@ -1,8 +1,9 @@
 // Opening an input by name: the one place a command turns a path (or "-",
-// standard input) into a descriptor, and tells a regular file (read with
-// FdSource / MmapSource and their fast paths: pread, mmap,
+// standard input) into a descriptor, once, and tells a regular file (read
+// with FdSource / MmapSource and their fast paths: pread, mmap,
 // copy_file_range) from a stream (a pipe, a FIFO, a character device: read
-// once, through SpoolSource, io/spool_source.h).
+// once, through SpoolSource, io/spool_source.h). Snapshots are opened
+// through SnapshotFile (snapshot/reader.h), which calls it.
 //
 // Example:
 //   absl::StatusOr<decomposed::InputFile> in = decomposed::OpenInput("-");
@@ -20,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/status.h"
@@ -34,36 +36,55 @@ struct InputFile {
   bool regular = false;
 };
 
-// The name that opens `fd` again as a new open file description (its own
-// file offset): /proc/self/fd/N. Needs /proc.
-inline std::string ReopenPath(int fd) {
-  return absl::StrCat("/proc/self/fd/", fd);
-}
-
 // True for kStdinPath ("-").
 inline bool IsStdin(const std::string& path) { return path == kStdinPath; }
 
-// Opens `path` read-only, or duplicates standard input for "-".
-// Errors: "Could not open: <path>" (the code from errno), as
-// snapshot-unpack says it; kFailedPrecondition for a directory.
+// Marks the failure to open an input (OpenError); its value is the path.
+inline constexpr std::string_view kOpenPayload = "decomposed/open";
+
+// The failure to open `path` with `error` (an errno): "Could not open:
+// <path>: <strerror text>" ("standard input" for "-"), the code from errno,
+// with the errno, the path and kOpenPayload as payloads. snapshot-unpack's
+// own text is "Could not open: <path>", without the reason: its drop-in
+// prints that when IsOpenError says so.
+inline absl::Status OpenError(const std::string& path, int error) {
+  absl::Status s = ErrnoError(
+      error, absl::StrCat("Could not open: ",
+                          IsStdin(path) ? "standard input" : path));
+  s.SetPayload(Sv(kPathPayload), absl::Cord(path));
+  s.SetPayload(Sv(kOpenPayload), absl::Cord(path));
+  return s;
+}
+
+// True when `s` is OpenError's.
+inline bool IsOpenError(const absl::Status& s) {
+  return s.GetPayload(Sv(kOpenPayload)).has_value();
+}
+
+// Opens `path` read-only, or duplicates standard input for "-": the one
+// open(2) of an input. Errors: OpenError; kFailedPrecondition for a
+// directory.
 inline absl::StatusOr<InputFile> OpenInput(const std::string& path) {
   InputFile in;
   if (IsStdin(path)) {
     int fd = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
-    if (fd < 0) {
-      return absl::ErrnoToStatus(errno, "Could not open: standard input");
-    }
+    if (fd < 0) return OpenError(path, errno);
     in.fd = OwnedFd(fd);
-  } else if (absl::Status s = OpenForReading(path, &in.fd); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("Could not open: ", path));
+  } else {
+    int fd;
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return OpenError(path, errno);
+    in.fd = OwnedFd(fd);
   }
   struct stat st;
-  if (::fstat(in.fd.get(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("Could not open: ", path));
-  }
+  if (::fstat(in.fd.get(), &st) != 0) return OpenError(path, errno);
   if (S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
+    absl::Status s = absl::FailedPreconditionError(
         absl::StrCat(path, ": expected a file or a pipe, found a directory"));
+    s.SetPayload(Sv(kPathPayload), absl::Cord(path));
+    return s;
   }
   in.regular =
       S_ISREG(st.st_mode) && ::lseek(in.fd.get(), 0, SEEK_CUR) == 0;

@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/status.h"
 
 namespace decomposed {
 
@@ -74,7 +75,7 @@ inline absl::StatusOr<uint64_t> SpliceCopy(
       *unsupported = true;  // no descriptors left for a pipe: copy another way
       return uint64_t{0};
     }
-    return absl::ErrnoToStatus(errno, "splice: pipe2");
+    return ErrnoError(errno, "splice: pipe2");
   }
   OwnedFd read_end(p[0]), write_end(p[1]);
   int pipe_bytes = ::fcntl(p[1], F_SETPIPE_SZ, kSplicePipeBytes);
@@ -93,7 +94,7 @@ inline absl::StatusOr<uint64_t> SpliceCopy(
         *unsupported = true;
         return done;
       }
-      return absl::ErrnoToStatus(errno, "splice: reading the source");
+      return ErrnoError(errno, "splice: reading the source");
     }
     if (r == 0) return done;  // the source ended
     size_t in_pipe = static_cast<size_t>(r);
@@ -109,14 +110,14 @@ inline absl::StatusOr<uint64_t> SpliceCopy(
         while (got < in_pipe) {
           ssize_t k = ::read(p[0], buf.get() + got, in_pipe - got);
           if (k < 0 && errno == EINTR) continue;
-          if (k <= 0) return absl::ErrnoToStatus(errno, "splice: draining");
+          if (k <= 0) return ErrnoError(errno, "splice: draining");
           got += static_cast<size_t>(k);
         }
         for (size_t put = 0; put < got;) {
           ssize_t k = ::write(out, buf.get() + put, got - put);
           if (k < 0 && errno == EINTR) continue;
           if (k <= 0) {
-            return absl::ErrnoToStatus(k < 0 ? errno : EIO,
+            return ErrnoError(k < 0 ? errno : EIO,
                                        "splice: writing the output");
           }
           put += static_cast<size_t>(k);
@@ -127,7 +128,7 @@ inline absl::StatusOr<uint64_t> SpliceCopy(
         return done;
       }
       if (w <= 0) {
-        return absl::ErrnoToStatus(w < 0 ? errno : EIO,
+        return ErrnoError(w < 0 ? errno : EIO,
                                    "splice: writing the output");
       }
       in_pipe -= static_cast<size_t>(w);

@@ -53,6 +53,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/limits.h"
+#include "decomposed/status.h"
 
 namespace decomposed {
 
@@ -74,7 +75,7 @@ inline absl::StatusOr<OwnedFd> CreateSpoolFile() {
     std::string name = dir + "/decomposed-spool-XXXXXX";
     fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd < 0) {
-      return absl::ErrnoToStatus(
+      return ErrnoError(
           errno, absl::StrCat("creating a spool file in ", dir,
                               " (set TMPDIR to a writable directory)"));
     }
@@ -218,7 +219,7 @@ class SpoolSource {
     if (!file_.has_value() && !SpillToFile()) return status_;
     if (!Hold(UINT64_MAX)) return status_;
     int fd = ::fcntl(file_->get(), F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) return absl::ErrnoToStatus(errno, "duplicating the spool file");
+    if (fd < 0) return ErrnoError(errno, "duplicating the spool file");
     return OwnedFd(fd);
   }
 
@@ -241,7 +242,7 @@ class SpoolSource {
         return got;
       }
       if (errno == EINTR) continue;
-      Fail(absl::ErrnoToStatus(errno,
+      Fail(ErrnoError(errno,
                                absl::StrCat("reading at byte ", end_)));
       return -1;
     }
@@ -253,7 +254,7 @@ class SpoolSource {
                            static_cast<off_t>(pos - file_base_));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
-        return Fail(absl::ErrnoToStatus(
+        return Fail(ErrnoError(
             w < 0 ? errno : ENOSPC,
             absl::StrCat("writing the spool file in ",
                          internal::SpoolDirectory())));
@@ -271,7 +272,7 @@ class SpoolSource {
                           static_cast<off_t>(pos - file_base_));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
-        return Fail(r < 0 ? absl::ErrnoToStatus(errno, "reading the spool file")
+        return Fail(r < 0 ? ErrnoError(errno, "reading the spool file")
                           : absl::InternalError("the spool file is short"));
       }
       p += r;

@@ -96,10 +96,9 @@ struct NpyDescrInfo {
 // for dtypes with no XLA type (strings, objects, datetimes, structured).
 inline absl::StatusOr<NpyDescrInfo> ParseNpyDescr(std::string_view descr) {
   auto unsupported = [&] {
-    return absl::UnimplementedError(absl::StrCat(
-        "npy header: expected a numeric, bool or void descr (<f4, |b1, |V2, "
-        "...), found '",
-        Sv(descr), "' (at byte 0)"));
+    return FrameError(absl::StatusCode::kUnimplemented, Frame{"npy header"},
+                      0, "a numeric, bool or void descr (<f4, |b1, |V2, ...)",
+                      absl::StrCat("'", Sv(descr), "'"));
   };
   if (descr.size() < 3) return unsupported();
   char order = descr[0];
@@ -185,9 +184,11 @@ inline absl::StatusOr<NpyArrayInfo> ResolveNpyHeader(
   }
   if (d->big_endian) {
     if (!options.allow_big_endian) {
-      return absl::UnimplementedError(absl::StrCat(
-          "npy header: expected a little-endian descr, found '", Sv(h.descr),
-          "' (big endian; enable byte swapping to convert it) (at byte 0)"));
+      return FrameError(absl::StatusCode::kUnimplemented,
+                        Frame{"npy header"}, 0, "a little-endian descr",
+                        absl::StrCat("'", Sv(h.descr),
+                                     "' (big endian; enable byte swapping to "
+                                     "convert it)"));
     }
     bool complex = info.type == PrimitiveType::kC64 ||
                    info.type == PrimitiveType::kC128;
@@ -227,7 +228,7 @@ absl::StatusOr<NpyArrayInfo> ReadNpyArrayHeader(S& src,
   size_t have = 0;
   // The fixed part is 10 bytes (v1) or 12 (v2/v3); read 10 first.
   if (!src.Read(fixed, 10)) {
-    if (!src.status().ok()) return Prefix(src.status(), f.str());
+    if (!src.status().ok()) return Prefix(src.status(), f);
     std::optional<uint64_t> rem = Remaining(src);
     return FrameError(absl::StatusCode::kOutOfRange, f, start,
                       "a 10-byte .npy preamble (magic, version, length)",
@@ -242,7 +243,7 @@ absl::StatusOr<NpyArrayInfo> ReadNpyArrayHeader(S& src,
   }
   if (static_cast<uint8_t>(fixed[6]) >= 2) {
     if (!src.Read(fixed + 10, 2)) {
-      if (!src.status().ok()) return Prefix(src.status(), f.str());
+      if (!src.status().ok()) return Prefix(src.status(), f);
       return FrameError(absl::StatusCode::kOutOfRange, f, start + 10,
                         "a 4-byte header length", "the end of the data");
     }
@@ -257,7 +258,7 @@ absl::StatusOr<NpyArrayInfo> ReadNpyArrayHeader(S& src,
   std::string text(fixed, have);
   text.resize(static_cast<size_t>(*total));
   if (!src.Read(text.data() + have, static_cast<size_t>(*total - have))) {
-    if (!src.status().ok()) return Prefix(src.status(), f.str());
+    if (!src.status().ok()) return Prefix(src.status(), f);
     return TruncatedError(f, start + have, *total - have,
                           src.position() - start - have);
   }

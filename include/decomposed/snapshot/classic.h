@@ -1,7 +1,8 @@
 // The classic mapping: one classic HloSnapshot <-> its module, its list of
 // input literals and its list of output literals (docs/format.md
-// §11.2 to §11.5). Unpack, verify, inspect and convert all map through
-// this module, so they give one answer for one file.
+// §11.2 to §11.5). SnapshotReader (reader.h), through which every command
+// reads a snapshot, maps classic files with this module, so they give one
+// answer for one file.
 //
 // HloSnapshot { hlo = 1 (HloProto { hlo_module = 1 }), arguments = 2
 // (repeated LiteralProto), result = 3 (LiteralProto), execution_platform =
@@ -53,6 +54,8 @@
 // larger one (kResourceExhausted), as protobuf does.
 //
 // Example (the outputs of a classic file):
+//   (Commands read snapshots through SnapshotReader, reader.h, which walks
+//   a classic file with these functions.)
 //   decomposed::MmapSource src(path);
 //   absl::StatusOr<decomposed::ClassicSnapshot> snap =
 //       decomposed::IndexClassicSnapshot(src, {0, *src.size()},
@@ -123,16 +126,18 @@ inline absl::Status AddOccurrence(const wire::Field& f, const Frame& frame,
 template <RewindableSource S>
 absl::Status SeekTo(S& src, uint64_t offset, const Frame& frame) {
   if (src.Seek(offset)) return absl::OkStatus();
-  if (!src.status().ok()) return Prefix(src.status(), frame.str());
+  if (!src.status().ok()) return Prefix(src.status(), frame);
   return FrameError(absl::StatusCode::kOutOfRange, frame, offset,
                     "a source holding the message", "one that ends first");
 }
 
 // A reader of the HloSnapshot in `message`, which must be under protobuf's
-// 2 GiB limit (protobuf parses no larger message).
+// 2 GiB limit (protobuf parses no larger message), from its first record
+// or from the record at `from` (a record boundary inside it).
 template <RewindableSource S>
-absl::StatusOr<wire::FieldReader<S>> SnapshotReader(S& src, ByteRange message,
-                                                    const Frame& frame) {
+absl::StatusOr<wire::FieldReader<S>> HloSnapshotFields(
+    S& src, ByteRange message, const Frame& frame,
+    std::optional<uint64_t> from = std::nullopt) {
   if (message.length > limits::kMaxMessageBytes) {
     return FrameError(absl::StatusCode::kResourceExhausted, frame,
                       message.offset,
@@ -140,7 +145,10 @@ absl::StatusOr<wire::FieldReader<S>> SnapshotReader(S& src, ByteRange message,
                       "(a decomposed file streams larger literals)",
                       absl::StrCat(message.length, " bytes"));
   }
-  if (absl::Status s = SeekTo(src, message.offset, frame); !s.ok()) return s;
+  if (absl::Status s = SeekTo(src, from.value_or(message.offset), frame);
+      !s.ok()) {
+    return s;
+  }
   wire::FieldReader<S> r(src, message.offset + message.length, frame,
                          "HloSnapshot");
   if (!r.ok()) return r.status();
@@ -186,7 +194,7 @@ template <RewindableSource S>
 absl::StatusOr<ClassicSnapshot> IndexClassicSnapshot(S& src, ByteRange message,
                                                      const Frame& frame) {
   absl::StatusOr<wire::FieldReader<S>> r =
-      internal::SnapshotReader(src, message, frame);
+      internal::HloSnapshotFields(src, message, frame);
   if (!r.ok()) return r.status();
   ClassicSnapshot snap;
   snap.message = message;
@@ -285,7 +293,7 @@ absl::Status ForEachClassicInput(S& src, const ClassicSnapshot& snap,
     }
   }
   absl::StatusOr<wire::FieldReader<S>> r =
-      internal::SnapshotReader(src, snap.message, frame);
+      internal::HloSnapshotFields(src, snap.message, frame);
   if (!r.ok()) return r.status();
   wire::Field f;
   int64_t i = 0;
@@ -329,7 +337,7 @@ template <RewindableSource S>
 absl::Status ReadLiteralEmptySnapshot(S& src, ByteRange message,
                                       const Frame& frame, std::string* out) {
   absl::StatusOr<wire::FieldReader<S>> r =
-      internal::SnapshotReader(src, message, frame);
+      internal::HloSnapshotFields(src, message, frame);
   if (!r.ok()) return r.status();
   std::vector<ByteRange> keep;  // runs of adjacent kept records
   wire::Field f;

@@ -1,6 +1,7 @@
 // Conversion between the two forms of a snapshot file, streamed from an
-// mmap of the input (no literal is copied into memory), through the classic
-// mapping (classic.h):
+// mmap of the input (no literal is copied into memory; a stream, "-", is
+// first copied to an unlinked temp file), read through SnapshotReader
+// (reader.h) and the classic mapping (classic.h):
 //   decomposed -> classic   region [0] without its baked-in literals is the
 //                           header; region [1] and [2] are the input and
 //                           output lists, mapped onto `arguments` and

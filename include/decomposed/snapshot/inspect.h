@@ -1,8 +1,9 @@
 // Inspect: list every frame of a snapshot file with its byte offset and
-// length, and the element type and dimensions of each literal.
+// length, and the element type and dimensions of each literal, read
+// through SnapshotReader (reader.h):
 //
-//   decomposed  read through DecomposedReader (container/framing.h): region
-//               [0], each count box, each element's length box and body.
+//   decomposed  region [0], each count box, each element's length box and
+//               body.
 //   classic     the classic mapping (classic.h): the HloSnapshot is the
 //               "snapshot", its inputs and outputs are the literals unpack
 //               would write, each at the offset and length of its bytes in
@@ -61,7 +62,12 @@ struct InspectReport {
   // Classic: the result's first byte (nullopt: no result).
   std::optional<uint64_t> output_count_offset;
   std::vector<InspectedLiteral> outputs;
-  std::optional<InspectedModule> module;  // when the snapshot parses
+  // The module's facts, when it parses (SnapshotReader::Facts). nullopt
+  // with an empty module_error: the snapshot has no module (an
+  // arguments-only snapshot, as XLA writes some); with module_error: why it
+  // could not be read (with module_info).
+  std::optional<InspectedModule> module;
+  std::string module_error;
   uint64_t file_size = 0;
 };
 
@@ -71,8 +77,8 @@ struct InspectOptions {
   // error says so when the bytes look decomposed), kDecomposed or kClassic.
   SnapshotType snapshot_type = SnapshotType::kAuto;
   DecomposedReadOptions read;
-  // Parse the region [0] HloSnapshot to report module facts (materialises
-  // the snapshot, which is bounded by protobuf's 2 GiB limit).
+  // Parse the module to report its facts (SnapshotReader::Module:
+  // materialises the module, which is bounded by protobuf's 2 GiB limit).
   bool module_info = true;
 };
 

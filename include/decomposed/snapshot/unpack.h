@@ -19,7 +19,9 @@
 //                    element, no tuple splitting. Without the flag region [2]
 //                    is not read; with it, a file without region [2] and
 //                    bytes after region [2] are errors.
-//   auto             DetectSnapshotType() (snapshot_type.h) picks one.
+//   auto             detected (docs/format.md §7.8).
+// Both are read through SnapshotReader (reader.h), the input opened once
+// (SnapshotFile, buffered: pread and the splice / copy_file_range paths).
 //
 // Paths are plain concatenation: output_prefix "out" writes "outmodel.hlo".
 //
@@ -63,8 +65,11 @@
 // offset, and the input file: e.g.
 //   input 1 body: expected 5 values of F32 data (LiteralProto field 8)
 //   (5 elements of F32[5]{0}), found 4 values (at byte 55 of x.dhs)
-// Codes as in status.h; an unopenable input gives "Could not open: <file>"
-// (code from errno), the tool's text.
+// On failure the message also says how many finished files were kept
+// ("...; kept 2 complete files before the error"; none with kNpz). Codes
+// as in status.h; an unopenable input gives "Could not open: <file>:
+// <reason>" (code and errno payload from errno; RunUnpackCommandLine gives
+// the tool's "Could not open: <file>").
 //
 // Example:
 //   decomposed::UnpackOptions o;
@@ -384,7 +389,7 @@ class HloSnapshotSink {
   template <RewindableSource S>
   static absl::Status SeekError(const S& src, const Frame& frame,
                                 uint64_t offset) {
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
+    if (!src.status().ok()) return Prefix(src.status(), frame);
     return FrameError(absl::StatusCode::kFailedPrecondition, frame, offset,
                       "a seekable input", "one that cannot seek");
   }
@@ -516,8 +521,9 @@ absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
 
 // Runs a parsed command line: Unpack(cl.snapshot, cl.options, written),
 // except that an unsupported snapshot type fails (kInvalidArgument, "ERROR:
-// Unsupported snapshot format") after the open check ("Could not open:
-// <file>"), in the tool's order.
+// Unsupported snapshot format") after the open check, in the tool's order.
+// An input that cannot be opened gives the tool's text, "Could not open:
+// <file>", without the reason (the code and payloads stay).
 absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
                                   std::vector<UnpackedFile>* written = nullptr);
 

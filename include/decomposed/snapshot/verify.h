@@ -1,6 +1,7 @@
 // Verify: full structural and literal validation of a decomposed or classic
 // snapshot file, everything Unpack (unpack.h) would check, without writing
-// anything.
+// anything, read through SnapshotReader (reader.h; the file opened once and
+// mapped).
 //
 // Checked, in file order:
 //   decomposed  region [0]: its length box, that the bytes are held, that
@@ -90,8 +91,9 @@ absl::StatusOr<VerifyReport> VerifyFile(const std::string& path,
 // "warnings": [the same]}.
 nlohmann::ordered_json VerifyReportJson(const VerifyReport& report);
 
-// Splits a status into a problem (frame = text before the first ": ",
-// offset = the number after "at byte ").
+// A status as a problem: its code and message, and its frame and offset
+// from the status's payloads (status.h: FrameOf, OffsetOf); empty and
+// nullopt when it carries none. The text is never parsed.
 VerifyProblem ProblemFromStatus(const absl::Status& s);
 
 // {"frame", "offset" (null when unknown), "code", "message"}: one entry of

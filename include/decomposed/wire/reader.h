@@ -246,7 +246,7 @@ class FieldReader {
                                ? absl::StrCat("a varint of ", Sv(message_),
                                               " field ", field.number)
                                : absl::StrCat("a ", Sv(name), " varint");
-        if (!src_.status().ok()) return Fail(Prefix(src_.status(), frame_.str()));
+        if (!src_.status().ok()) return Fail(Prefix(src_.status(), frame_));
         return Fail(FrameError(absl::StatusCode::kInvalidArgument, frame_,
                                pos, what, "a malformed varint"));
       }
@@ -319,12 +319,12 @@ class FieldReader {
 
   // The source left kOk-able data short: its I/O error, or the bytes ended.
   absl::Status Malformed(uint64_t offset, std::string_view expected) const {
-    if (!src_.status().ok()) return Prefix(src_.status(), frame_.str());
+    if (!src_.status().ok()) return Prefix(src_.status(), frame_);
     return FrameError(absl::StatusCode::kInvalidArgument, frame_, offset,
                       expected, "a malformed or truncated varint");
   }
   absl::Status Ended(uint64_t offset, std::string_view what) const {
-    if (!src_.status().ok()) return Prefix(src_.status(), frame_.str());
+    if (!src_.status().ok()) return Prefix(src_.status(), frame_);
     return FrameError(absl::StatusCode::kOutOfRange, frame_, offset, what,
                       "the end of the data");
   }

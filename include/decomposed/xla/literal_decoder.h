@@ -126,7 +126,7 @@ absl::Status EmitData(S& src, std::span<const ByteRange> ranges,
   const DataEncoding enc = t.encoding;
   auto seek = [&](uint64_t pos) -> absl::Status {
     if (src.Seek(pos)) return absl::OkStatus();
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
+    if (!src.status().ok()) return Prefix(src.status(), frame);
     return FrameError(absl::StatusCode::kFailedPrecondition, frame, pos,
                       "a source that can seek back to the data",
                       "a source that cannot");

@@ -162,7 +162,7 @@ absl::Status MoveTo(S& src, uint64_t pos, const Frame& frame) {
   }
   if constexpr (RewindableSource<S>) {
     if (src.Seek(pos)) return absl::OkStatus();
-    if (!src.status().ok()) return Prefix(src.status(), frame.str());
+    if (!src.status().ok()) return Prefix(src.status(), frame);
   }
   return FrameError(absl::StatusCode::kFailedPrecondition, frame, pos,
                     "a source that can seek to the literal",

@@ -160,7 +160,7 @@ class PayloadWriter {
       while (left > 0) {
         size_t k = static_cast<size_t>(std::min<uint64_t>(left, cap_));
         if (!src.Read(buf_, k)) {
-          if (!src.status().ok()) return Prefix(src.status(), frame.str());
+          if (!src.status().ok()) return Prefix(src.status(), frame);
           return TruncatedError(frame, start, n, src.position() - start);
         }
         if (absl::Status s = Put(std::string_view(buf_, k)); !s.ok()) return s;
@@ -196,7 +196,7 @@ class PayloadWriter {
                           errno == EBADF)) {
           return absl::OkStatus();  // not handled: use the buffer
         }
-        return Prefix(absl::ErrnoToStatus(errno, "copy_file_range"),
+        return Prefix(ErrnoError(errno, "copy_file_range"),
                       frame.str());
       }
       if (r == 0) {
@@ -231,7 +231,7 @@ class PayloadWriter {
     absl::StatusOr<uint64_t> done =
         SpliceCopy(src.fd(), src.backend().origin() + start, fs.fd(), n,
                    on_payload_, &unsupported);
-    if (!done.ok()) return Prefix(done.status(), frame.str());
+    if (!done.ok()) return Prefix(done.status(), frame);
     left_ -= *done;
     if (absl::Status s = sink_.WroteToFd(*done); !s.ok()) return s;
     if (*done < n && !unsupported) return TruncatedError(frame, start, n, *done);

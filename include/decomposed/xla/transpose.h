@@ -60,7 +60,7 @@
 namespace decomposed::internal {
 
 inline absl::Status Errno(std::string_view what) {
-  return absl::ErrnoToStatus(errno, std::string(what));
+  return ErrnoError(errno, std::string(what));
 }
 
 // pread(2) of exactly `n` bytes at file offset `offset`, retrying short

@@ -90,7 +90,7 @@ absl::Status DecodePackedVarints(S& src, uint64_t len, const Frame& frame,
     if (avail < wire::kMaxVarintBytes && avail < left) {
       if (!src.Pull(static_cast<size_t>(
               std::min<uint64_t>(left, wire::kMaxVarintBytes)))) {
-        if (!src.status().ok()) return Prefix(src.status(), frame.str());
+        if (!src.status().ok()) return Prefix(src.status(), frame);
         if (src.available() < std::min<uint64_t>(left, wire::kMaxVarintBytes)) {
           return TruncatedError(frame, src.position(), left, src.available());
         }
