@@ -38,7 +38,7 @@ def main():
     limits = [0] + ([a.memory_limit_mib] if a.memory_limit_mib else [])
     for r in rows:
         path = os.path.join(files, r["file"])
-        form = "auto" if path.endswith(".pb") else "decomposed"
+        form = run_corpus.form_of(path)
         for role, sides in (("baseline", [ref, ref, "--baseline", path]),
                             ("actual", [ref, path, "--baseline", ref])):
             for mem in limits:
