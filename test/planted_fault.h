@@ -70,7 +70,7 @@ inline std::optional<eval::Value> RandomValue(const xla::ShapeProto& shape, std:
 // Element `p` of type `t` moved far away: PRED flipped, integers + 1 (with
 // wraparound), real floats to v + max(1, |v|) (0 for NaN or inf; for the
 // narrow types, the representable finite value farthest from v), complex
-// floats in their real part.
+// floats in their real part, by max(1, |z|) (to 0 + 0i when a part is NaN).
 inline void PerturbElement(PrimitiveType t, char* p) {
   const size_t w = Info(t).element_bytes;
   switch (KindOf(t)) {
@@ -85,9 +85,24 @@ inline void PerturbElement(PrimitiveType t, char* p) {
       std::memcpy(p, &v, w);
       return;
     }
-    case ElementKind::kComplex:
-      PerturbElement(t == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64, p);
+    case ElementKind::kComplex: {
+      // A NaN in either part makes the element NaN (compare.h): then both
+      // parts become 0; else the real part moves.
+      const Complex z = ComplexValue(t, p);
+      if (std::isnan(z.re) || std::isnan(z.im)) {
+        std::memset(p, 0, w);
+        return;
+      }
+      // By the element's modulus, so that the move is large against it.
+      const double re = z.re + std::max(1.0, std::hypot(z.re, z.im));
+      if (t == PrimitiveType::kC64) {
+        const float f = static_cast<float>(re);
+        std::memcpy(p, &f, 4);
+      } else {
+        std::memcpy(p, &re, 8);
+      }
       return;
+    }
     case ElementKind::kReal:
       break;
     default:

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "decomposed/eval/thread_pool.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/npy/npy_reader.h"
@@ -36,6 +37,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Elements of a strided array gathered per comparison chunk (a broadcast
 // is compared in place, never materialised).
 constexpr size_t kGatherElements = size_t{1} << 14;
+// Values of more elements are compared in pieces on the evaluator's
+// threads (a piece is at least this many elements).
+constexpr uint64_t kParallelElements = uint64_t{1} << 18;
 // Origins that get paths to the outputs (the highest ranked): each path
 // search walks the graph once.
 constexpr size_t kMaxPathOrigins = 1000;
@@ -183,15 +187,28 @@ void Merge(CompareMetrics& into, const CompareMetrics& m, bool first) {
   into.actual_inf += m.actual_inf;
 }
 
-absl::Status CompareLeaves(const Value& e, const Value& a, const Tolerance& tol, CompareMode mode,
-                           std::string_view where, Comparison& out, bool& first) {
+// The tolerance of one leaf: `tol` for floats; an integer or PRED leaf (of
+// a tuple that also holds floats) by its own type's rule, exact by
+// default, with the user's overrides.
+Tolerance LeafTolerance(const Array& e, const Array& a, const Tolerance& tol,
+                        const CompareOptions& o) {
+  if (IsFloatType(e.type()) || IsFloatType(a.type())) return tol;
+  Tolerance t = ResolveTolerance(o, e.type(), a.type());
+  return t;
+}
+
+absl::Status CompareLeaves(const Value& e, const Value& a, const Tolerance& tol,
+                           const CompareOptions& options, std::string_view where,
+                           eval::ThreadPool& pool, Comparison& out, bool& first) {
+  const CompareMode mode = options.mode;
   if (e.is_tuple() || a.is_tuple()) {
     if (!e.is_tuple() || !a.is_tuple() || e.element_count() != a.element_count()) {
       return absl::InvalidArgumentError(absl::StrCat(
           Sv(where), ": expected a value of ", e.ShapeString(), ", found ", a.ShapeString()));
     }
     for (size_t i = 0; i < e.element_count(); ++i) {
-      if (absl::Status s = CompareLeaves(e.element(i), a.element(i), tol, mode, where, out, first);
+      if (absl::Status s = CompareLeaves(e.element(i), a.element(i), tol, options, where, pool, out,
+                                         first);
           !s.ok()) {
         return s;
       }
@@ -201,19 +218,39 @@ absl::Status CompareLeaves(const Value& e, const Value& a, const Tolerance& tol,
   const Array& ea = e.array();
   const Array& aa = a.array();
   if (ea.dims() != aa.dims()) return DimsError(where, ea, aa);
-  ElementComparator c(mode, ea.type(), aa.type(), tol, 0);
+  const Tolerance leaf_tol = LeafTolerance(ea, aa, tol, options);
   const uint64_t n = static_cast<uint64_t>(ea.element_count());
-  std::vector<char> es, as;
-  // A contiguous pair is fed whole; a strided one in gathered chunks.
-  const size_t step = ea.is_contiguous() && aa.is_contiguous()
-                          ? static_cast<size_t>(std::max<uint64_t>(n, 1))
-                          : kGatherElements;
-  for (uint64_t at = 0; at < n;) {
-    const size_t k = static_cast<size_t>(std::min<uint64_t>(step, n - at));
-    c.Add(ElementsAt(ea, at, k, es), ElementsAt(aa, at, k, as), k);
-    at += k;
+  // Pieces compared on the pool's threads, each with its own comparator,
+  // merged in order (indices offset by the piece's start).
+  const uint64_t piece = std::max<uint64_t>(
+      kParallelElements, (n + 4 * pool.threads() - 1) / (4 * pool.threads()));
+  const int64_t pieces = static_cast<int64_t>(std::max<uint64_t>(1, (n + piece - 1) / piece));
+  std::vector<CompareMetrics> parts(static_cast<size_t>(pieces));
+  auto compare_piece = [&](int64_t k) {
+    const uint64_t begin = static_cast<uint64_t>(k) * piece;
+    const uint64_t end = std::min(n, begin + piece);
+    ElementComparator c(mode, ea.type(), aa.type(), leaf_tol, 0);
+    std::vector<char> es, as;
+    const bool contiguous = ea.is_contiguous() && aa.is_contiguous();
+    for (uint64_t at = begin; at < end;) {
+      const size_t len = static_cast<size_t>(contiguous ? end - at : std::min<uint64_t>(kGatherElements, end - at));
+      c.Add(ElementsAt(ea, at, len, es), ElementsAt(aa, at, len, as), len);
+      at += len;
+    }
+    parts[k] = c.Finish();
+    parts[k].max_abs_error_index += begin;
+    parts[k].max_rel_error_index += begin;
+  };
+  if (pieces == 1) {
+    compare_piece(0);
+  } else {
+    pool.ParallelFor(pieces, 1, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) compare_piece(k);
+    });
   }
-  CompareMetrics m = c.Finish();
+  CompareMetrics m = parts[0];
+  for (size_t k = 1; k < parts.size(); ++k) Merge(m, parts[k], false);
+  if (pieces > 1) m.cosine.reset();
   out.differs |= m.mismatches > 0;
   out.error = std::max(out.error, RelativeError(m));
   Merge(out.metrics, m, first);
@@ -222,11 +259,12 @@ absl::Status CompareLeaves(const Value& e, const Value& a, const Tolerance& tol,
 }
 
 absl::StatusOr<Comparison> CompareValues(const Value& expected, const Value& actual,
-                                         const Tolerance& tol, CompareMode mode,
-                                         std::string_view where) {
+                                         const Tolerance& tol, const CompareOptions& options,
+                                         std::string_view where, eval::ThreadPool& pool) {
   Comparison out;
   bool first = true;
-  if (absl::Status s = CompareLeaves(expected, actual, tol, mode, where, out, first); !s.ok()) {
+  if (absl::Status s = CompareLeaves(expected, actual, tol, options, where, pool, out, first);
+      !s.ok()) {
     return s;
   }
   return out;
@@ -250,7 +288,7 @@ struct Verdict {
 class Tracker {
  public:
   Tracker(const hlo::HloComputation& entry, const BisectOptions& options)
-      : entry_(entry), options_(options),
+      : entry_(entry), options_(options), pool_(options.actual.threads),
         verdicts_(static_cast<size_t>(entry.instruction_count())),
         is_output_(static_cast<size_t>(entry.instruction_count()), 0) {
     const HloInstruction* root = entry.root();
@@ -337,7 +375,7 @@ class Tracker {
     }
     const std::string where = hlo::DescribeInstruction(instr);
     absl::StatusOr<Comparison> c =
-        CompareValues(*expected, actual, v.judged, options_.compare.mode, where);
+        CompareValues(*expected, actual, v.judged, options_.compare, where, pool_);
     if (!c.ok()) return c.status();
     v.compared = true;
     ++compared_;
@@ -347,7 +385,7 @@ class Tracker {
     if (is_output_[instr.index()] &&
         (v.own.rtol != v.judged.rtol || v.own.atol != v.judged.atol)) {
       absl::StatusOr<Comparison> own =
-          CompareValues(*expected, actual, v.own, options_.compare.mode, where);
+          CompareValues(*expected, actual, v.own, options_.compare, where, pool_);
       if (!own.ok()) return own.status();
       v.output_differs = own->differs;
     }
@@ -367,6 +405,7 @@ class Tracker {
 
   const hlo::HloComputation& entry_;
   const BisectOptions& options_;
+  eval::ThreadPool pool_;  // for comparing large values
   std::vector<Verdict> verdicts_;
   std::vector<char> is_output_;
   std::vector<const HloInstruction*> order_;
