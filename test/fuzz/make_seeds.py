@@ -25,7 +25,7 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader",
-                         "compare", "stats", "three_way")}
+                         "compare", "stats", "three_way", "bisect")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -298,6 +298,21 @@ seeds["three_way"]["unpack_dir"] = side_triple(3, 1, 3, 0x00, NPY_F4_2, NPY_F4_2
 seeds["roundtrip"]["a"] = bytes(range(64))
 seeds["roundtrip"]["b"] = b"\xff" * 32 + b"\x01" * 200
 seeds["roundtrip"]["c"] = mc.GOOD * 4
+
+
+# --- bisect: module seed (8 bytes), steps, max_dim, attributes, input seed
+# (8), finite inputs, the instruction (8), the element (8), same numerics
+# (0 = f32 reference), the side the fault goes to ----------------------------
+def bisect_seed(module_seed, steps, max_dim, attrs, inputs, finite, pick, element, same, side):
+    return (struct.pack(">Q", module_seed) + bytes([steps, max_dim, attrs]) +
+            struct.pack(">Q", inputs) + bytes([finite]) + struct.pack(">QQ", pick, element) +
+            bytes([same, side]))
+
+
+seeds["bisect"]["small"] = bisect_seed(1, 12, 3, 0, 0, 1, 5, 2, 1, 0)
+seeds["bisect"]["attributes"] = bisect_seed(7, 20, 4, 1, 9, 1, 11, 0, 2, 1)
+seeds["bisect"]["f32_reference"] = bisect_seed(259, 8, 2, 0, 3, 1, 1, 7, 0, 0)
+seeds["bisect"]["nonfinite"] = bisect_seed(521, 27, 5, 1, 4, 0, 30, 1, 3, 1)
 
 
 def main():
