@@ -421,7 +421,12 @@ TEST(Divergence, ErrorsNameWhereAndWhat) {
   o.actual.max_array_bytes = 16;
   r = Bisect(*m, model.Inputs(), o);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("xla run: "));
+  EXPECT_THAT(r.status().message(), HasSubstr("the xla run under test: "));
+  o = BisectOptions();
+  o.reference.max_array_bytes = 16;
+  r = Bisect(*m, model.Inputs(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("the f32 reference run: "));
 }
 
 // --- Memory ---------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ inline std::optional<eval::Value> RandomValue(const xla::ShapeProto& shape, std:
 // Element `p` of type `t` moved far away: PRED flipped, integers + 1 (with
 // wraparound), real floats to v + max(1, |v|) (0 for NaN or inf; for the
 // narrow types, the representable finite value farthest from v), complex
-// floats in their real part, by max(1, |z|) (to 0 + 0i when a part is NaN).
+// floats in their real part, by max(1, |z|) (to 0 + 0i when a part is NaN
+// or infinite).
 inline void PerturbElement(PrimitiveType t, char* p) {
   const size_t w = Info(t).element_bytes;
   switch (KindOf(t)) {
@@ -86,10 +87,11 @@ inline void PerturbElement(PrimitiveType t, char* p) {
       return;
     }
     case ElementKind::kComplex: {
-      // A NaN in either part makes the element NaN (compare.h): then both
-      // parts become 0; else the real part moves.
+      // A NaN in either part makes the element NaN (compare.h), and an
+      // infinite part does not move: then both parts become 0; else the
+      // real part moves.
       const Complex z = ComplexValue(t, p);
-      if (std::isnan(z.re) || std::isnan(z.im)) {
+      if (!std::isfinite(z.re) || !std::isfinite(z.im)) {
         std::memset(p, 0, w);
         return;
       }

@@ -523,8 +523,11 @@ bool Substituted(const BisectOptions& o, const HloInstruction& i) {
   return o.actual.substitutes.contains(i.name()) || o.reference.substitutes.contains(i.name());
 }
 
-absl::Status SideError(std::string_view side, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat(Sv(side), " run: ", s.message()));
+// "the xla run under test: ..." / "the f32 reference run: ...".
+absl::Status SideError(const eval::EvalOptions& o, bool reference, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("the ", Sv(eval::NumericsName(o.numerics)),
+                                             reference ? " reference run: " : " run under test: ",
+                                             s.message()));
 }
 
 // --- A directory of values -------------------------------------------------
@@ -646,18 +649,18 @@ absl::StatusOr<BisectReport> Bisect(const hlo::HloModule& module,
                                     const BisectOptions& options) {
   absl::StatusOr<std::unique_ptr<eval::Evaluation>> actual =
       eval::Evaluation::Start(module, inputs, options.actual);
-  if (!actual.ok()) return SideError(eval::NumericsName(options.actual.numerics), actual.status());
+  if (!actual.ok()) return SideError(options.actual, false, actual.status());
   absl::StatusOr<std::unique_ptr<eval::Evaluation>> reference =
       eval::Evaluation::Start(module, inputs, options.reference);
   if (!reference.ok()) {
-    return SideError(eval::NumericsName(options.reference.numerics), reference.status());
+    return SideError(options.reference, true, reference.status());
   }
   Tracker tracker(*module.entry(), options);
   while (!(*actual)->done()) {
     absl::StatusOr<const HloInstruction*> a = (*actual)->Step();
-    if (!a.ok()) return SideError(eval::NumericsName(options.actual.numerics), a.status());
+    if (!a.ok()) return SideError(options.actual, false, a.status());
     absl::StatusOr<const HloInstruction*> r = (*reference)->Step();
-    if (!r.ok()) return SideError(eval::NumericsName(options.reference.numerics), r.status());
+    if (!r.ok()) return SideError(options.reference, true, r.status());
     if (*a != *r) return absl::InternalError("the two evaluations' schedules differ");
     const Value& expected = (*reference)->value();
     if (absl::Status s = tracker.Record(**a, &expected, (*actual)->value(), !Substituted(options, **a));
@@ -675,12 +678,12 @@ absl::StatusOr<BisectReport> BisectAgainst(const hlo::HloModule& module,
                                            const BisectOptions& options) {
   absl::StatusOr<std::unique_ptr<eval::Evaluation>> actual =
       eval::Evaluation::Start(module, inputs, options.actual);
-  if (!actual.ok()) return SideError(eval::NumericsName(options.actual.numerics), actual.status());
+  if (!actual.ok()) return SideError(options.actual, false, actual.status());
   Tracker tracker(*module.entry(), options);
   int64_t found = 0;
   while (!(*actual)->done()) {
     absl::StatusOr<const HloInstruction*> a = (*actual)->Step();
-    if (!a.ok()) return SideError(eval::NumericsName(options.actual.numerics), a.status());
+    if (!a.ok()) return SideError(options.actual, false, a.status());
     absl::StatusOr<std::optional<Value>> expected = reference.ValueOf(**a);
     if (!expected.ok()) return expected.status();
     found += expected->has_value();
