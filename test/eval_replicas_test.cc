@@ -508,6 +508,21 @@ TEST(EvalReplicas, ARankThatFailsOrStopsEarlyEndsTheReplay) {
   }
 }
 
+TEST(EvalReplicas, OverMpiNeedsMpi) {
+  // (test/replicas_mpi.py runs the MPI job itself.)
+  auto m = tp_test::Mlp{}.Build(2);
+  const auto w = tp_test::Mlp{}.Random(1);
+  absl::StatusOr<Value> r = EvaluateRankOverMpi(*m, tp_test::Mlp{}.RankInputs(w, 2, 0), {});
+  ASSERT_FALSE(r.ok());
+  if (ReplicasOverMpiAvailable()) {
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(r.status().message(), HasSubstr("MPI_Init"));
+  } else {
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(r.status().message(), HasSubstr("DECOMPOSED_WITH_MPI"));
+  }
+}
+
 TEST(EvalReplicas, ASingleRunStillRefusesGroupsOfSeveralRanks) {
   auto m = tp_test::Mlp{}.Build(2);
   const auto w = tp_test::Mlp{}.Random(1);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/xla/element_value.h"
 #include "src/eval/ops.h"
+#include "src/eval/replica_hub.h"
 #include "src/eval/types.h"
 
 #if defined(DECOMPOSED_HAVE_OPENBLAS)
@@ -231,75 +232,49 @@ absl::StatusOr<std::vector<int64_t>> ParticipatingRanks(const HloInstruction& in
 
 namespace internal {
 
-// Where the ranks meet. Every rank posts its operands for each collective
-// it reaches (its n-th), then waits for the postings of the ranks it needs
-// at the same n. A slot is freed once every rank has taken from it.
-class ReplicaHub {
- public:
-  struct Posting {
-    const HloInstruction* instr = nullptr;
-    std::string signature;
-    std::vector<Value> values;
-  };
+std::string WaitPlace(int64_t rank, int64_t n) {
+  // The instruction is named by the error's prefix (the driver's).
+  return absl::StrCat("rank ", rank, " waits here, at its collective ", n + 1);
+}
 
-  explicit ReplicaHub(const ReplicaLayout& layout)
-      : layout_(layout), ended_(static_cast<size_t>(layout.ranks)) {}
-  const ReplicaLayout& layout() const { return layout_; }
-
-  absl::StatusOr<std::vector<std::shared_ptr<const Posting>>> Exchange(
-      int64_t rank, int64_t n, std::shared_ptr<const Posting> mine,
-      std::span<const int64_t> wait_for) {
-    std::unique_lock<std::mutex> l(mu_);
-    Slot& slot = slots_[n];
-    if (slot.by_rank.empty()) slot.by_rank.resize(static_cast<size_t>(layout_.ranks));
-    slot.by_rank[rank] = mine;
-    cv_.notify_all();
-    std::vector<std::shared_ptr<const Posting>> got;
-    got.reserve(wait_for.size());
-    for (int64_t q : wait_for) {
-      cv_.wait(l, [&] { return slot.by_rank[q] || ended_[q].ended; });
-      if (!slot.by_rank[q]) {
-        const Ended& e = ended_[q];
-        const std::string where = absl::StrCat(
-            "rank ", rank, " waits at ", hlo::DescribeInstruction(*mine->instr), " (",
-            mine->instr->opcode_string(), ", its collective ", n + 1, ")");
-        if (e.failed) {
-          return absl::AbortedError(
-              absl::StrCat(where, " for rank ", q, ", which stopped with an error"));
-        }
-        return absl::FailedPreconditionError(absl::StrCat(
-            where, ", but rank ", q, " finished after ", e.collectives,
-            " collectives: the ranks do not run the same collectives"));
+// Every rank posts its operands for each collective it reaches (its n-th),
+// then waits for the postings of the ranks it needs at the same n. A slot
+// is freed once every rank has taken from it.
+absl::StatusOr<std::vector<std::shared_ptr<const ReplicaHub::Posting>>> InProcessHub::Exchange(
+    int64_t rank, int64_t n, std::shared_ptr<const Posting> mine,
+    std::span<const int64_t> wait_for) {
+  std::unique_lock<std::mutex> l(mu_);
+  Slot& slot = slots_[n];
+  if (slot.by_rank.empty()) slot.by_rank.resize(static_cast<size_t>(layout().ranks));
+  slot.by_rank[rank] = mine;
+  cv_.notify_all();
+  std::vector<std::shared_ptr<const Posting>> got;
+  got.reserve(wait_for.size());
+  for (int64_t q : wait_for) {
+    cv_.wait(l, [&] { return slot.by_rank[q] || ended_[q].ended; });
+    if (!slot.by_rank[q]) {
+      const Ended& e = ended_[q];
+      const std::string where = WaitPlace(rank, n);
+      if (e.failed) {
+        return absl::AbortedError(
+            absl::StrCat(where, " for rank ", q, ", which stopped with an error"));
       }
-      got.push_back(slot.by_rank[q]);
+      return absl::FailedPreconditionError(absl::StrCat(
+          where, ", but rank ", q, " finished after ", e.collectives,
+          " collectives: the ranks do not run the same collectives"));
     }
-    if (++slot.taken == layout_.ranks) slots_.erase(n);
-    return got;
+    got.push_back(slot.by_rank[q]);
   }
+  if (++slot.taken == layout().ranks) slots_.erase(n);
+  return got;
+}
 
-  // Rank `rank` will post no more (finished, or failed).
-  void End(int64_t rank, int64_t collectives, bool failed) {
-    std::lock_guard<std::mutex> l(mu_);
-    ended_[rank] = {true, failed, collectives};
-    cv_.notify_all();
-  }
-
- private:
-  struct Slot {
-    std::vector<std::shared_ptr<const Posting>> by_rank;
-    int64_t taken = 0;
-  };
-  struct Ended {
-    bool ended = false;
-    bool failed = false;
-    int64_t collectives = 0;
-  };
-  const ReplicaLayout layout_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<int64_t, Slot> slots_;
-  std::vector<Ended> ended_;
-};
+absl::Status InProcessHub::End(int64_t rank, int64_t collectives, bool failed) {
+  std::lock_guard<std::mutex> l(mu_);
+  ended_[rank] = {true, failed, collectives};
+  cv_.notify_all();
+  return absl::OkStatus();
+}
 
 int64_t RankReplicaId(const RankState& r) {
   const ReplicaLayout& l = r.hub->layout();
@@ -633,7 +608,7 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(std::span<const hlo::HloModu
   // threads while another is inside a GEMM.
   openblas_set_num_threads(threads);
 #endif
-  internal::ReplicaHub hub(layout);
+  internal::InProcessHub hub(layout);
   std::mutex hook_mu;
   std::vector<absl::StatusOr<Value>> results(static_cast<size_t>(ranks),
                                              absl::UnknownError("not run"));
@@ -655,7 +630,7 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(std::span<const hlo::HloModu
     state.rank = r;
     const hlo::HloModule& m = *modules[modules.size() == 1 ? 0 : r];
     results[r] = internal::EvaluateOnRank(m, inputs[r], o, &state);
-    hub.End(r, state.collectives, !results[r].ok());
+    (void)hub.End(r, state.collectives, !results[r].ok());
   };
   if (ranks == 1) {
     run_rank(0);

@@ -133,6 +133,24 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(
     std::span<const std::vector<Value>> inputs,
     const ReplicaOptions& options = {});
 
+// One rank of a replay whose ranks are the processes of an MPI job
+// (`mpirun -np N`, docs/eval.md §10.5): this process evaluates rank
+// MPI_COMM_WORLD-rank of N on its own module and inputs, and its
+// collectives exchange values with the other processes through MPI; the
+// result is the same bytes EvaluateReplicas gives that rank (the same
+// exchange rules, the same reduction order). Every process of the job must
+// call it (it duplicates MPI_COMM_WORLD); the caller initialises MPI before
+// (MPI_Init) and finalises it after. Errors: as EvaluateReplicas's, on
+// every process (a rank that fails or ends early ends the replay on all of
+// them, none is left waiting), prefixed "rank R: "; kFailedPrecondition
+// when MPI is not initialised; kUnimplemented when the library was built
+// without MPI (ReplicasOverMpiAvailable() false; CMake option
+// DECOMPOSED_WITH_MPI).
+absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
+                                          std::span<const Value> inputs,
+                                          const ReplicaOptions& options = {});
+bool ReplicasOverMpiAvailable();
+
 }  // namespace decomposed::eval
 
 #endif  // DECOMPOSED_EVAL_REPLICAS_H_
