@@ -98,6 +98,29 @@ TEST(EvalEvaluation, ValuesAreLetGoAfterTheirLastUse) {
   }
 }
 
+TEST(EvalEvaluation, AnUpdateBeforeItsOperandsLastUseLeavesTheOperand) {
+  // x = exp(p) is owned by the run alone; the dynamic-update-slice is not
+  // its last use (the negate after it is), so it must not write x in place.
+  // (Found by bisect_fuzz: a substituted neighbour no longer shared x's
+  // storage, and the update wrote into the value the negate then read.)
+  HloModuleBuilder mb("dus");
+  HloComputationBuilder& m = mb.AddEntryComputation("main");
+  HloOp p = m.Parameter(0, MakeArrayShape(xla::F32, {4}), "p");
+  HloOp x = m.Exp(p);
+  HloOp u = m.DynamicUpdateSlice(x, m.ConstantR1(xla::F32, {100}), {m.ConstantR0Int(xla::S32, 1)});
+  HloOp y = m.Negate(x);
+  m.Tuple({u, y});
+  auto module = tp_test::BuildModule(mb);
+  ASSERT_NE(module, nullptr);
+  const std::vector<Value> in = {testing::MakeArray<float>(PrimitiveType::kF32, {4}, {0, 0, 0, 0})};
+  absl::StatusOr<Value> r = Evaluate(*module, in, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(testing::ToVector<float>(r->element(0).array()), ElementsAre(1, 100, 1, 1));
+  EXPECT_THAT(testing::ToVector<float>(r->element(1).array()), ElementsAre(-1, -1, -1, -1));
+  (void)u;
+  (void)y;
+}
+
 TEST(EvalEvaluation, AnErrorStopsTheSteps) {
   HloModuleBuilder mb("nki");
   HloComputationBuilder& m = mb.AddEntryComputation("main");

@@ -332,7 +332,9 @@ absl::Status Evaluator::StepFrame(Ctx& ctx, Frame& f) {
     ops.reserve(instr.operand_count());
     for (const HloInstruction* o : instr.operands()) ops.push_back(&env[o->index()]);
     // An update at its operand's last use may write the operand in place
-    // (a KV-cache dynamic-update-slice): hand it over.
+    // (a KV-cache dynamic-update-slice): hand it over. Otherwise the kernel
+    // gets a second reference, so that it sees the storage shared and
+    // copies: a value still needed (by a later user) is never written.
     Value handed;
     if ((instr.opcode() == HloOpcode::kDynamicUpdateSlice ||
          instr.opcode() == HloOpcode::kScatter) &&
@@ -343,8 +345,10 @@ absl::Status Evaluator::StepFrame(Ctx& ctx, Frame& f) {
       if (!again && o0 != root && uses[o0->index()] == 1) {
         handed = std::move(env[o0->index()]);
         env[o0->index()] = Value();
-        ops[0] = &handed;
+      } else {
+        handed = env[o0->index()];
       }
+      ops[0] = &handed;
     }
     v = Dispatch(ctx, instr, ops, args);
     if (!v.ok()) {
