@@ -154,8 +154,9 @@ class File:
     [2], or a classic snapshot without ``result``). A context manager."""
 
     __slots__ = ("_state",)
+    _state: "_decomposed._FileState"  # typed by _decomposed.pyi
 
-    def __init__(self, state):
+    def __init__(self, state: "_decomposed._FileState"):
         self._state = state
 
     kind = property(lambda self: self._state.kind)
@@ -167,16 +168,16 @@ class File:
     closed = property(lambda self: self._state.closed)
 
     @property
-    def module(self):
+    def module(self) -> bytes:
         """The HloModuleProto bytes, as unpack writes them to model.hlo."""
         return self._state.module
 
     @property
-    def inputs(self):
+    def inputs(self) -> LiteralList:
         return self._state.inputs
 
     @property
-    def outputs(self):
+    def outputs(self) -> "LiteralList | None":
         return self._state.outputs
 
     def close(self):
@@ -184,7 +185,7 @@ class File:
         numpy() stay valid; reading through the File raises ValueError."""
         self._state.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "File":
         return self
 
     def __exit__(self, *exc):
@@ -199,7 +200,7 @@ class File:
                 f"{'no' if outs is None else len(outs)} outputs>")
 
 
-def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
+def open(path, *, kind="auto", lenient_length_byte=False) -> File:  # noqa: A001
     """Maps `path` and reads its framing and literal shapes (not the data).
 
     kind: "auto" (the library's detection rule, docs/format.md §7.8),

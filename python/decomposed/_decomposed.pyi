@@ -1,8 +1,7 @@
 # Type stubs of decomposed._decomposed, the package's compiled half
 # (python/src/module.cc, three_way.cc, facts.cc). Written by hand;
-# test/python/test_stubs.py checks that they name exactly what the
+# test/python/test_package.py checks that they name exactly what the
 # extension defines. The public face is the `decomposed` package itself.
-import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np

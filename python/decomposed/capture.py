@@ -58,7 +58,8 @@ class Config:
 def _torch_dtype_name(a):
     """torch's name of a NumPy array's dtype ("torch.float32"), through the
     library's tables: NumPy dtype -> XLA type -> torch dtype."""
-    attr = _TORCH.get(_FROM_NUMPY.get(a.dtype))
+    xla = _FROM_NUMPY.get(a.dtype)
+    attr = _TORCH.get(xla) if xla is not None else None
     if attr is None:
         raise TypeError(f"NumPy dtype {a.dtype} has no torch dtype")
     return "torch." + attr
@@ -84,7 +85,7 @@ def _forward_json(request_ids, positions, is_prompt, max_generated,
                   global_step):
     """A forward as JSON text with only the fields given (None: left out, so
     that the library's defaults apply)."""
-    f = {"req_ids": [str(r) for r in request_ids]}
+    f: dict = {"req_ids": [str(r) for r in request_ids]}
     if positions is not None:
         f["positions"] = [int(p) for p in positions]
     if is_prompt is not None:
