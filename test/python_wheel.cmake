@@ -3,8 +3,9 @@
 # --break-system-packages, imported from outside the tree, and uninstalled
 # (test/python_wheel.py). The wheel reuses this build tree's extension (the
 # backend's build-dir setting: decomposed_python is brought up to date, so
-# nothing compiles a second time); `python_wheel.py --cold` builds from
-# nothing as a user's first `pip install .` does, by hand.
+# nothing compiles a second time); python_wheel.py without --build-dir uses
+# the backend's own build folder, as a user's `pip install .` does (minutes
+# of compiling the first time), by hand.
 #
 # Labelled python and wheel: `ctest -LE wheel` leaves it out. Without pip or
 # venv it is skipped (exit 77) with the reason. Not in sanitizer builds: an

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """The Python package installs as Python packages do (test/python_wheel.cmake).
 
-    python_wheel.py --source SRC --python PY [--build-dir DIR | --cold]
+    python_wheel.py --source SRC --python PY [--build-dir DIR]
 
 1. `pip wheel SRC` with the venv's pip (the build backend of pyproject.toml,
    pip's build isolation on, no package index), reusing the configured build
    tree DIR (--build-dir: its decomposed_python target is brought up to
-   date, nothing is compiled when it is) or building from nothing in a
-   fresh directory (--cold, what a user's first `pip install .` does);
+   date, nothing is compiled when it is), or without --build-dir in the
+   backend's own build folder, as a user's `pip install .` does (minutes
+   the first time: see the README's Python section);
 2. the wheel installed into a fresh venv (--system-site-packages, so that
    Debian's NumPy satisfies its one dependency), imported from outside the
    tree: __version__ and the installed metadata's version equal version.h's,
@@ -133,9 +134,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True)
     ap.add_argument("--python", required=True)
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--build-dir")
-    g.add_argument("--cold", action="store_true")
+    ap.add_argument("--build-dir")
     args = ap.parse_args()
     source = os.path.abspath(args.source)
     python = args.python
@@ -168,10 +167,12 @@ def main():
             return SKIP
         vpy = os.path.join(venv, "bin", "python")
         dist = os.path.join(tmp, "dist")
-        build_dir = args.build_dir or os.path.join(tmp, "build")
+        settings = ["--config-settings", f"build-dir={args.build_dir}"] \
+            if args.build_dir else []
         r = run([vpy, "-m", "pip", "wheel", source, "--no-deps", "-w", dist,
-                 "--config-settings", f"build-dir={build_dir}"], env, outside,
-                "pip wheel ." + (" (cold)" if args.cold else " (build tree reused)"))
+                 *settings], env, outside,
+                "pip wheel ." + (" (build tree reused)" if args.build_dir
+                                 else " (the backend's build folder)"))
         check("pip wheel . builds a wheel", r.returncode == 0, r.stdout[-3000:])
         wheels = glob.glob(os.path.join(dist, "decomposed-*.whl"))
         check("one wheel, named for this interpreter",
