@@ -27,43 +27,25 @@ Action SetupLs(CLI::App& app) {
       ->required();
   app.add_flag("--json", st->json, "print JSON");
   return [st, &app] {
-    absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(st->root);
-    if (!refs.ok()) return Fail(app, refs.status());
-    nlohmann::json out = nlohmann::json::array();
-    for (const BundleRef& r : *refs) {
-      nlohmann::json j{{"path", r.path},
-                       {"hash", r.hash},
-                       {"global_rank", r.global_rank},
-                       {"call_index", r.call_index},
-                       {"complete", r.complete}};
-      if (r.complete) {
-        absl::StatusOr<Bundle> b = OpenBundle(r.path);
-        if (b.ok()) {
-          j["format"] = std::string(BundleFormatName(b->format));
-          j["inputs"] = b->inputs.size();
-          if (b->meta.contains("selected_by")) {
-            j["selected_by"] = b->meta["selected_by"];
-          }
-        } else {
-          j["error"] = std::string(b.status().message());
-        }
-      }
-      if (st->json) {
-        out.push_back(std::move(j));
-        continue;
-      }
-      std::cout << r.hash << "\trank" << r.global_rank << "\tcall"
-                << r.call_index << "\t"
-                << (!r.complete ? "incomplete (no meta.json)"
+    absl::StatusOr<nlohmann::json> list = ListBundlesJson(st->root);
+    if (!list.ok()) return Fail(app, list.status());
+    if (st->json) {
+      std::cout << DumpJson(*list) << "\n";
+      return kExitOk;
+    }
+    for (const nlohmann::json& j : *list) {
+      std::cout << j["hash"].get<std::string>() << "\trank"
+                << j["global_rank"].get<int64_t>() << "\tcall"
+                << j["call_index"].get<int64_t>() << "\t"
+                << (!j["complete"].get<bool>() ? "incomplete (no meta.json)"
                     : j.contains("error")
                         ? "invalid: " + j["error"].get<std::string>()
                         : j["format"].get<std::string>() + ", " +
                               Counted(j["inputs"].get<size_t>(), "input") +
                               ", selected_by " +
-                              DumpJson(j["selected_by"], -1))
+                              DumpJson(j.value("selected_by", nlohmann::json()), -1))
                 << "\n";
     }
-    if (st->json) std::cout << DumpJson(out) << "\n";
     return kExitOk;
   };
 }

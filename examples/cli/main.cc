@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_split.h"
 #include "command.h"
+#include "decomposed/version.h"
 
 namespace decomposed::cli {
 
@@ -100,6 +101,9 @@ int main(int argc, char** argv) {
                "bundles.",
                "decomposed");
   app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       "decomposed " + std::string(decomposed::kVersion),
+                       "print the version and exit");
   std::vector<Command> commands = Registry();
   std::sort(commands.begin(), commands.end(),
             [](const Command& a, const Command& b) { return a.path < b.path; });
@@ -127,6 +131,9 @@ int main(int argc, char** argv) {
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     std::cerr << CommandName(*Selected(app)) << ": " << e.what() << "\n\n"

@@ -44,67 +44,64 @@ __all__ = [
 
 # --- dtypes --------------------------------------------------------------------
 
+__version__ = _decomposed.__version__  # include/decomposed/version.h
+
 try:  # ml_dtypes is not a Debian package; use it where it is installed anyway
     import ml_dtypes as _ml_dtypes
 except ImportError:  # pragma: no cover - depends on the machine
     _ml_dtypes = None
 
-# XLA's lower-case name -> NumPy dtype name, for the types NumPy has.
-_NATIVE = {
-    "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32",
-    "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
-    "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
-    "c64": "complex64", "c128": "complex128",
-}
-# XLA's lower-case name -> ml_dtypes name, for the types NumPy lacks, with
-# the unsigned int of the same width that carries their bits without it.
-_ML = {
-    "bf16": ("bfloat16", "uint16"),
-    "f8e5m2": ("float8_e5m2", "uint8"),
-    "f8e4m3fn": ("float8_e4m3fn", "uint8"),
-    "f8e4m3b11fnuz": ("float8_e4m3b11fnuz", "uint8"),
-    "f8e5m2fnuz": ("float8_e5m2fnuz", "uint8"),
-    "f8e4m3fnuz": ("float8_e4m3fnuz", "uint8"),
-    "f8e4m3": ("float8_e4m3", "uint8"),
-    "f8e3m4": ("float8_e3m4", "uint8"),
-    "f8e8m0fnu": ("float8_e8m0fnu", "uint8"),
-    "f4e2m1fn": ("float4_e2m1fn", "uint8"),
-    "s4": ("int4", "uint8"),
-    "u4": ("uint4", "uint8"),
-    "s2": ("int2", "uint8"),
-    "u2": ("uint2", "uint8"),
-}
+# The library's table of XLA array types (xla/primitive_type.h, with the
+# torch dtype of capture/torch_dtype.h): (lower-case name, element bytes,
+# .npy descr or None, ml_dtypes name or None, loadable, torch attribute or
+# None) per type. Only the types XLA can load are read and written here.
+_TYPES = [t for t in _decomposed._element_types() if t[4]]
 
 
-def _storage_dtypes():
-    d = {k: _np.dtype(v) for k, v in _NATIVE.items()}
-    for xla, (ml, bits) in _ML.items():
-        t = getattr(_ml_dtypes, ml, None) if _ml_dtypes is not None else None
-        d[xla] = _np.dtype(t) if t is not None else _np.dtype(bits)
-    return d
+def _ml_type(ml):
+    """ml_dtypes' type named `ml`, or None (no such name, no ml_dtypes)."""
+    if _ml_dtypes is None or not ml:
+        return None
+    return getattr(_ml_dtypes, ml, None)
 
 
-_STORAGE = _storage_dtypes()
+# XLA's lower-case name -> the NumPy dtype its elements are read into:
+# NumPy's own; for the types NumPy lacks, ml_dtypes' where importable, else
+# the unsigned int of the same width (the bits). And back, NumPy dtype ->
+# XLA name, for NumPy's and ml_dtypes' types (never the unsigned ints that
+# only carry bits).
+_STORAGE = {}
+_FROM_NUMPY = {}
+for _name, _nbytes, _descr, _ml, _, _ in _TYPES:
+    _t = _np.dtype(_descr) if _descr is not None else _ml_type(_ml)
+    if _t is not None:
+        _FROM_NUMPY.setdefault(_np.dtype(_t), _name)
+    _STORAGE[_name] = _np.dtype(_t) if _t is not None else _np.dtype(f"u{_nbytes}")
+del _name, _nbytes, _descr, _ml, _t
 _decomposed._set_dtypes(_STORAGE)
-
 # XLA's lower-case name -> torch attribute, where torch may have the type.
-_TORCH = {
-    "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32",
-    "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
-    "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
-    "c64": "complex64", "c128": "complex128", "bf16": "bfloat16",
-    "f8e5m2": "float8_e5m2", "f8e4m3fn": "float8_e4m3fn",
-    "f8e5m2fnuz": "float8_e5m2fnuz", "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f8e8m0fnu": "float8_e8m0fnu",
-}
+_TORCH = {name: attr for name, _, _, _, _, attr in _TYPES if attr}
 # Same-width signed ints torch.from_numpy always accepts.
 _SIGNED = {1: _np.int8, 2: _np.int16, 4: _np.int32, 8: _np.int64}
+
+_NO_TORCH = ("{what} needs PyTorch, which is not installed: apt-get install "
+             "python3-torch (Debian; scripts/setup-debian.sh --test), or pip "
+             "install torch. .numpy() works without it.")
+
+
+def _import_torch(what):
+    """torch, or an ImportError saying how to get it."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(_NO_TORCH.format(what=what), name="torch") from e
+    return torch
 
 
 def _to_torch(array, xla_dtype):
     """A tensor that owns a copy of `array` (torch has no read-only
     tensors), of torch's dtype for `xla_dtype`."""
-    import torch
+    torch = _import_torch(".torch()")
 
     name = _TORCH.get(xla_dtype)
     tdt = getattr(torch, name, None) if name else None
@@ -127,9 +124,10 @@ def _to_torch(array, xla_dtype):
 def _literal_torch(self, upcast=False):
     """A torch tensor of this literal (a copy): torch.bfloat16 for bf16 and
     so on; a TypeError where this torch lacks the type (fp8 before 2.1,
-    u16/u32/u64 before 2.3, int4), unless upcast=True."""
+    u16/u32/u64 before 2.3, int4), unless upcast=True. PyTorch is optional:
+    without it this raises ImportError saying how to install it."""
     if upcast:
-        import torch
+        torch = _import_torch(".torch()")
         return torch.from_numpy(_np.array(self.numpy(upcast=True), copy=True))
     return _to_torch(self.numpy(), self.dtype)
 
@@ -156,8 +154,9 @@ class File:
     [2], or a classic snapshot without ``result``). A context manager."""
 
     __slots__ = ("_state",)
+    _state: "_decomposed._FileState"  # typed by _decomposed.pyi
 
-    def __init__(self, state):
+    def __init__(self, state: "_decomposed._FileState"):
         self._state = state
 
     kind = property(lambda self: self._state.kind)
@@ -169,16 +168,16 @@ class File:
     closed = property(lambda self: self._state.closed)
 
     @property
-    def module(self):
+    def module(self) -> bytes:
         """The HloModuleProto bytes, as unpack writes them to model.hlo."""
         return self._state.module
 
     @property
-    def inputs(self):
+    def inputs(self) -> LiteralList:
         return self._state.inputs
 
     @property
-    def outputs(self):
+    def outputs(self) -> "LiteralList | None":
         return self._state.outputs
 
     def close(self):
@@ -186,7 +185,7 @@ class File:
         numpy() stay valid; reading through the File raises ValueError."""
         self._state.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "File":
         return self
 
     def __exit__(self, *exc):
@@ -201,7 +200,7 @@ class File:
                 f"{'no' if outs is None else len(outs)} outputs>")
 
 
-def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
+def open(path, *, kind="auto", lenient_length_byte=False) -> File:  # noqa: A001
     """Maps `path` and reads its framing and literal shapes (not the data).
 
     kind: "auto" (the library's detection rule, docs/format.md §7.8),
@@ -216,14 +215,7 @@ def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
 
 # --- Writing -------------------------------------------------------------------
 
-# NumPy dtype -> XLA type name.
-_FROM_NUMPY = {_np.dtype(v): k for k, v in _NATIVE.items()}
-if _ml_dtypes is not None:  # pragma: no cover - depends on the machine
-    for _xla, (_ml, _bits) in _ML.items():
-        _t = getattr(_ml_dtypes, _ml, None)
-        if _t is not None:
-            _FROM_NUMPY[_np.dtype(_t)] = _xla
-_XLA_WIDTH = {k: v.itemsize for k, v in _STORAGE.items()}
+_XLA_WIDTH = {name: nbytes for name, nbytes, _, _, _, _ in _TYPES}
 _TORCH_TO_XLA = {v: k for k, v in _TORCH.items()}
 
 
@@ -253,8 +245,8 @@ def _as_array(x, what):
         width = t.element_size()
         if t.dtype in (torch.bfloat16,) or xla.startswith("f8") or \
                 xla in ("u16", "u32", "u64"):
-            a = t.view(getattr(torch, {1: "int8", 2: "int16", 4: "int32",
-                                       8: "int64"}[width])).numpy()
+            # The same-width signed int, which torch.Tensor.numpy() takes.
+            a = t.view(getattr(torch, _np.dtype(_SIGNED[width]).name)).numpy()
         else:
             a = t.numpy()
         return t, a, xla

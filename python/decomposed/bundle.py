@@ -7,6 +7,7 @@ with ``meta.json`` and ``tensor<i>.npy`` or ``tensor<i>.pt``.
     t.dtype, t.shape          # "torch.bfloat16", (2, 8)
     t.numpy()                 # a read-only memory map of the tensor's bytes
     t.torch()                 # a torch.bfloat16 tensor (a copy)
+    decomposed.bundle.ls("snapshots")   # every call directory, as `bundle ls`
 
 ``open`` checks meta.json (schema, format, dtypes, indices); each tensor's
 file header is checked against it when the tensor is first read.
@@ -20,18 +21,9 @@ import numpy as _np
 from . import _decomposed
 from . import _STORAGE, _to_torch
 
-# torch dtype names of meta.json -> XLA's lower-case names.
-_XLA = {
-    "torch.float64": "f64", "torch.float32": "f32", "torch.float16": "f16",
-    "torch.bfloat16": "bf16", "torch.complex128": "c128",
-    "torch.complex64": "c64", "torch.int64": "s64", "torch.int32": "s32",
-    "torch.int16": "s16", "torch.int8": "s8", "torch.uint8": "u8",
-    "torch.bool": "pred", "torch.uint16": "u16", "torch.uint32": "u32",
-    "torch.uint64": "u64", "torch.float8_e4m3fn": "f8e4m3fn",
-    "torch.float8_e5m2": "f8e5m2", "torch.float8_e4m3fnuz": "f8e4m3fnuz",
-    "torch.float8_e5m2fnuz": "f8e5m2fnuz",
-    "torch.float8_e8m0fnu": "f8e8m0fnu",
-}
+# torch dtype names of meta.json ("torch.bfloat16") -> XLA's lower-case
+# names, from the library's table (capture/torch_dtype.h).
+_XLA = {name: xla for name, _, _, xla in _decomposed._torch_dtypes() if xla}
 
 
 class Tensor:
@@ -93,6 +85,14 @@ class Bundle:
     def __repr__(self):
         return (f"<decomposed.bundle.Bundle {self.path!r} {self.format}, "
                 f"{len(self.tensors)} tensors>")
+
+
+def ls(root):
+    """`decomposed bundle ls ROOT --json` as a list of dicts, one per call
+    directory under `root` sorted by (hash, rank, call): path, hash,
+    global_rank, call_index, complete, and for a complete bundle format,
+    inputs and selected_by, or error when its meta.json is invalid."""
+    return _json.loads(_decomposed._bundle_ls_json(_os.fspath(root)))
 
 
 def open(call_dir):  # noqa: A001

@@ -73,6 +73,7 @@
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
+#include "facts.h"
 #include "three_way.h"
 
 namespace py = pybind11;
@@ -928,22 +929,15 @@ class Capturer {
         root ? *root : capture::DefaultSnapshotRoot());
   }
 
-  // `tensors`: (data address, torch dtype name, shape, strides) tuples.
+  // `forward`: None (no forward context) or the forward as JSON text, read
+  // by ForwardInfoFromJson as `capture plan` reads its forwards (one set of
+  // defaults); `tensors`: (data address, torch dtype name, shape, strides)
+  // tuples.
   py::dict Capture(py::object forward, py::list tensors) {
     std::optional<capture::ForwardInfo> fwd;
     if (!forward.is_none()) {
-      capture::ForwardInfo f;
-      py::dict d = forward.cast<py::dict>();
-      f.req_ids = d["req_ids"].cast<std::vector<std::string>>();
-      f.positions = d["positions"].cast<std::vector<int64_t>>();
-      f.is_prompt = d["is_prompt"].cast<bool>();
-      if (d.contains("max_generated")) {
-        f.max_generated = d["max_generated"].cast<int64_t>();
-      }
-      if (d.contains("global_step") && !d["global_step"].is_none()) {
-        f.global_step = d["global_step"].cast<int64_t>();
-      }
-      fwd = std::move(f);
+      fwd = Take(capture::ForwardInfoFromJson(nlohmann::json::parse(
+          forward.cast<std::string>(), nullptr, /*allow_exceptions=*/false)));
     }
     // The caller (capture.py) keeps each tensor alive across this call.
     std::vector<capture::HostTensor> host;
@@ -1093,6 +1087,8 @@ PYBIND11_MODULE(_decomposed, m) {
   m.def("_compare_json", &CompareJson);
   m.def("_stats_json", &StatsJson);
   decomposed::python::RegisterThreeWay(  // _three_way_json, _compare_plot_json
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterFacts(  // __version__, dtype tables, plan, ls
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);

@@ -156,6 +156,33 @@ absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root) {
   return out;
 }
 
+absl::StatusOr<nlohmann::json> ListBundlesJson(const std::string& root) {
+  absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(root);
+  if (!refs.ok()) return refs.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const BundleRef& r : *refs) {
+    nlohmann::json j{{"path", r.path},
+                     {"hash", r.hash},
+                     {"global_rank", r.global_rank},
+                     {"call_index", r.call_index},
+                     {"complete", r.complete}};
+    if (r.complete) {
+      absl::StatusOr<Bundle> b = OpenBundle(r.path);
+      if (b.ok()) {
+        j["format"] = std::string(BundleFormatName(b->format));
+        j["inputs"] = b->inputs.size();
+        if (b->meta.contains("selected_by")) {
+          j["selected_by"] = b->meta["selected_by"];
+        }
+      } else {
+        j["error"] = std::string(b.status().message());
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 absl::StatusOr<Bundle> OpenBundle(const std::string& call_dir) {
   Bundle b;
   b.path = call_dir;

@@ -54,6 +54,20 @@ struct BundleRef {
 // Directories that do not match rank<G>/call<N> are ignored.
 absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root);
 
+// ListBundles with what each bundle's meta.json says: `decomposed bundle
+// ls --json` and decomposed.bundle.ls() in Python. One object per call
+// directory, in ListBundles' order:
+//   {"path", "hash", "global_rank", "call_index", "complete"}, and for a
+//   complete bundle either {"format": "npy"|"pt", "inputs": count,
+//   "selected_by": [...] (when meta.json has it)} or {"error": OpenBundle's
+//   message} (an invalid bundle is listed, not an error of the listing).
+// Errors: ListBundles'.
+//
+// Example:
+//   absl::StatusOr<nlohmann::json> l = ListBundlesJson("/root/snapshots");
+//   for (const nlohmann::json& b : *l) std::cout << b["path"] << "\n";
+absl::StatusOr<nlohmann::json> ListBundlesJson(const std::string& root);
+
 struct BundleInput {
   int64_t index = 0;
   const TorchDtype* dtype = nullptr;  // from meta.json
