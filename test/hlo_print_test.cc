@@ -693,6 +693,566 @@ TEST(HloPrintAttributesTest, ShapeOps) {
             "f32[]) %tuple.16), index=1");
 }
 
+TEST(HloPrintAttributesTest, ContractionsAndWindows) {
+  HloModuleBuilder mb("m");
+  HloComputationBuilder& sum = AddSum(mb);                                // 1..4
+  HloComputationBuilder& c = mb.AddEntryComputation("main");               // 5
+  HloOp a = c.Parameter(0, MakeArrayShape(F32, {2, 3, 4}), "a");           // 6
+  HloOp b = c.Parameter(1, MakeArrayShape(F32, {2, 4, 5}), "b");           // 7
+  const xla::DotDimensionNumbers dn = MakeDotDimensionNumbers({2}, {1}, {0}, {0});
+  c.Dot(a, b, dn);                                                         // 8
+  xla::PrecisionConfig pc;
+  pc.add_operand_precision(xla::PrecisionConfig::HIGHEST);
+  pc.add_operand_precision(xla::PrecisionConfig::DEFAULT);
+  c.Dot(a, b, dn, std::nullopt, pc);                                       // 9
+  HloOp m2 = c.Parameter(2, MakeArrayShape(F32, {3, 4}), "m2");            // 10
+  c.Dot(m2, m2, MakeDotDimensionNumbers({1}, {1}));                        // 11
+  HloOp in = c.Parameter(3, MakeArrayShape(F32, {1, 5, 5, 2}), "in");      // 12
+  HloOp k = c.Parameter(4, MakeArrayShape(F32, {3, 3, 2, 4}), "k");        // 13
+  absl::StatusOr<xla::ConvolutionDimensionNumbers> dnums =
+      ConvolutionDimensionNumbersFromLabels("b01f_01io->b01f");
+  ASSERT_TRUE(dnums.ok());
+  c.Convolution(in, k, MakeWindow({3, 3}, {2, 2}, {{1, 1}, {1, 1}}), *dnums);  // 14
+  HloOp k2 = c.Parameter(5, MakeArrayShape(F32, {1, 1, 1, 2}), "k2");      // 15
+  c.Convolution(in, k2, MakeWindow({1, 1}), *dnums, 2);                    // 16
+  HloOp zero = c.ConstantR0(F32, 0);                                       // 17
+  c.ReduceWindow({in}, {zero}, MakeWindow({1, 2, 2, 1}, {1, 2, 2, 1}), sum);  // 18
+  c.ReduceWindow({in}, {zero},
+                 MakeWindow({1, 3, 3, 1}, {}, {{0, 0}, {1, 1}, {1, 1}, {0, 0}},
+                            {}, {1, 2, 2, 1}),
+                 sum);                                                     // 19
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kLong);
+  const std::string dot =
+      " dot(f32[2,3,4]{2,1,0} %a, f32[2,4,5]{2,1,0} %b), lhs_batch_dims={0}, "
+      "lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}";
+  EXPECT_EQ(LineOf(t, "dot.8"), "  %dot.8 = f32[2,3,5]{2,1,0}" + dot);
+  EXPECT_EQ(LineOf(t, "dot.9"),
+            "  %dot.9 = f32[2,3,5]{2,1,0}" + dot + ", operand_precision={highest,default}");
+  EXPECT_EQ(LineOf(t, "dot.11"),
+            "  %dot.11 = f32[3,3]{1,0} dot(f32[3,4]{1,0} %m2, f32[3,4]{1,0} %m2), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={1}");
+  EXPECT_EQ(LineOf(t, "convolution.14"),
+            "  %convolution.14 = f32[1,3,3,4]{3,2,1,0} convolution(f32[1,5,5,2]{3,2,1,0} "
+            "%in, f32[3,3,2,4]{3,2,1,0} %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+            "dim_labels=b01f_01io->b01f");
+  EXPECT_EQ(LineOf(t, "convolution.16"),
+            "  %convolution.16 = f32[1,5,5,2]{3,2,1,0} convolution(f32[1,5,5,2]{3,2,1,0} "
+            "%in, f32[1,1,1,2]{3,2,1,0} %k2), window={size=1x1}, "
+            "dim_labels=b01f_01io->b01f, feature_group_count=2");
+  EXPECT_EQ(LineOf(t, "reduce-window.18"),
+            "  %reduce-window.18 = f32[1,2,2,2]{3,2,1,0} reduce-window(f32[1,5,5,2]{3,2,1,0} "
+            "%in, f32[] %constant.17), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "reduce-window.19"),
+            "  ROOT %reduce-window.19 = f32[1,3,3,2]{3,2,1,0} reduce-window("
+            "f32[1,5,5,2]{3,2,1,0} %in, f32[] %constant.17), window={size=1x3x3x1 "
+            "pad=0_0x1_1x1_1x0_0 rhs_dilate=1x2x2x1}, to_apply=%sum");
+}
+
+TEST(HloPrintAttributesTest, GatherScatter) {
+  HloModuleBuilder mb("g");
+  HloComputationBuilder& sum = AddSum(mb);                                // 1..4
+  HloComputationBuilder& c = mb.AddEntryComputation("main");               // 5
+  HloOp o = c.Parameter(0, MakeArrayShape(F32, {3, 4}), "o");              // 6
+  HloOp i = c.Parameter(1, MakeArrayShape(S32, {2, 1}), "i");              // 7
+  c.Gather(o, i, MakeGatherDimensionNumbers({1}, {0}, {0}, 1), {1, 4});    // 8
+  HloOp u = c.Parameter(2, MakeArrayShape(F32, {2, 4}), "u");              // 9
+  c.Scatter({o}, i, {u}, sum, MakeScatterDimensionNumbers({1}, {0}, {0}, 1),
+            /*indices_are_sorted=*/true);                                  // 10
+  HloOp ob = c.Parameter(3, MakeArrayShape(F32, {2, 3, 4}), "ob");         // 11
+  c.Gather(ob, i, MakeGatherDimensionNumbers({1}, {1}, {1}, 1, {0}, {0}),
+           {1, 1, 4});                                                     // 12
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kLong);
+  EXPECT_EQ(LineOf(t, "gather.8"),
+            "  %gather.8 = f32[2,4]{1,0} gather(f32[3,4]{1,0} %o, s32[2,1]{1,0} %i), "
+            "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,4}");
+  EXPECT_EQ(LineOf(t, "scatter.10"),
+            "  %scatter.10 = f32[3,4]{1,0} scatter(f32[3,4]{1,0} %o, s32[2,1]{1,0} %i, "
+            "f32[2,4]{1,0} %u), update_window_dims={1}, inserted_window_dims={0}, "
+            "scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+            "indices_are_sorted=true, to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "gather.12"),
+            "  ROOT %gather.12 = f32[2,4]{1,0} gather(f32[2,3,4]{2,1,0} %ob, s32[2,1]{1,0} "
+            "%i), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, "
+            "index_vector_dim=1, slice_sizes={1,1,4}");
+}
+
+TEST(HloPrintAttributesTest, CompareDirectionAndType) {
+  HloModuleBuilder mb("c");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");         // 1
+  HloOp f = c.Parameter(0, MakeArrayShape(F32, {2}), "f");           // 2
+  HloOp s = c.Parameter(1, MakeArrayShape(S32, {2}), "s");           // 3
+  c.Compare(f, f, ComparisonDirection::kGt);                         // 4
+  c.Compare(f, f, ComparisonDirection::kLt, ComparisonType::kTotalOrder);  // 5
+  c.Compare(f, f, ComparisonDirection::kEq, ComparisonType::kFloat);       // 6
+  c.Compare(s, s, ComparisonDirection::kNe);                               // 7
+  xla::HloInstructionProto legacy;
+  legacy.set_opcode("less-than");
+  *legacy.mutable_shape() = MakeArrayShape(PRED, {2});
+  c.AddInstruction(legacy, {f, f});                                        // 8
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kModern);
+  EXPECT_EQ(LineOf(t, "compare.4"),
+            "  %compare.4 = pred[2]{0} compare(%f, %f), direction=GT");
+  EXPECT_EQ(LineOf(t, "compare.5"),
+            "  %compare.5 = pred[2]{0} compare(%f, %f), direction=LT, type=TOTALORDER");
+  EXPECT_EQ(LineOf(t, "compare.6"),
+            "  %compare.6 = pred[2]{0} compare(%f, %f), direction=EQ");
+  EXPECT_EQ(LineOf(t, "compare.7"),
+            "  %compare.7 = pred[2]{0} compare(%s, %s), direction=NE");
+  // The comparison opcodes XLA upgrades to compare on loading.
+  EXPECT_EQ(LineOf(t, "less-than.8"),
+            "  ROOT %less-than.8 = pred[2]{0} compare(%f, %f), direction=LT");
+}
+
+TEST(HloPrintAttributesTest, CustomCall) {
+  HloModuleBuilder mb("cc");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");          // 1
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");            // 2
+  const xla::ShapeProto f4 = MakeArrayShape(F32, {4});
+  c.CustomCall("foo", {p}, f4);                                       // 3
+  c.CustomCall("bar\"x", {p}, f4, R"({"k": [1, {"a": "}"}]})");        // 4
+  HloOp n = c.CustomCall("AwsNeuronSoftmax", {p}, f4, "3");           // 5
+  c.mutable_proto(n)->set_custom_call_api_version(xla::API_VERSION_UNSPECIFIED);
+  HloOp e = c.CustomCall("side", {p}, f4, "a\nb");                    // 6
+  xla::HloInstructionProto* ep = c.mutable_proto(e);
+  ep->set_custom_call_has_side_effect(true);
+  ep->set_custom_call_schedule(xla::SCHEDULE_LATEST);
+  ep->set_custom_call_api_version(xla::API_VERSION_STATUS_RETURNING);
+  ep->set_constrain_layout(true);
+  *ep->add_operand_shapes_with_layout() = f4;
+  ep->add_output_operand_aliasing()->set_operand_index(0);
+  ep->mutable_metadata()->set_op_name("x");
+  c.Tuple({});                                                        // 7
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kLong);
+  EXPECT_EQ(LineOf(t, "custom-call.3"),
+            "  %custom-call.3 = f32[4]{0} custom-call(f32[4]{0} %p), custom_call_target=\"foo\"");
+  // A JSON object prints as it is; other configs are escaped in quotes.
+  EXPECT_EQ(LineOf(t, "custom-call.4"),
+            "  %custom-call.4 = f32[4]{0} custom-call(f32[4]{0} %p), "
+            "custom_call_target=\"bar\\\"x\", backend_config={\"k\": [1, {\"a\": \"}\"}]}");
+  EXPECT_EQ(LineOf(t, "custom-call.5"),
+            "  %custom-call.5 = f32[4]{0} custom-call(f32[4]{0} %p), "
+            "custom_call_target=\"AwsNeuronSoftmax\", api_version=API_VERSION_UNSPECIFIED, "
+            "backend_config=\"3\"");
+  EXPECT_EQ(LineOf(t, "custom-call.6"),
+            "  %custom-call.6 = f32[4]{0} custom-call(f32[4]{0} %p), "
+            "custom_call_target=\"side\", operand_layout_constraints={f32[4]{0}}, "
+            "custom_call_has_side_effect=true, output_to_operand_aliasing={{}: (0, {})}, "
+            "schedule=SCHEDULE_LATEST, api_version=API_VERSION_STATUS_RETURNING, "
+            "metadata={op_name=\"x\"}, backend_config=\"a\\nb\"");
+  EXPECT_EQ(LineOf(Print(*m, HloTextStyle::kShort), "custom-call.6"),
+            "  custom-call.6 = f32[4]{0} custom-call(p), "
+            "custom_call_target=\"side\", operand_layout_constraints={f32[4]{0}}, "
+            "custom_call_has_side_effect=true, output_to_operand_aliasing={{}: (0, {})}, "
+            "schedule=SCHEDULE_LATEST, api_version=API_VERSION_STATUS_RETURNING, "
+            "backend_config=\"a\\nb\"");
+}
+
+TEST(HloPrintAttributesTest, Collectives) {
+  HloModuleBuilder mb("col");
+  HloComputationBuilder& sum = AddSum(mb);                        // 1..4
+  HloComputationBuilder& c = mb.AddEntryComputation("main");       // 5
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");         // 6
+  CollectiveOptions o1;
+  o1.replica_groups = {{0, 1}, {2, 3}};
+  o1.channel_id = 5;
+  o1.use_global_device_ids = true;
+  c.AllReduce({p}, sum, o1);                                       // 7
+  c.AllReduce({p}, sum);                                           // 8
+  CollectiveOptions o2;
+  o2.replica_groups = {{0, 1}};
+  o2.constrain_layout = true;
+  c.AllGather({p}, 0, o2);                                         // 9
+  CollectiveOptions o3;
+  o3.replica_groups = {{0, 1}};
+  c.ReduceScatter({p}, sum, 0, o3);                                // 10
+  c.AllToAll({p}, 0, o3);                                          // 11
+  c.CollectivePermute(p, {{0, 1}, {1, 0}}, 3);                     // 12
+  auto iota_groups = [&](std::vector<int64_t> reshape, std::vector<int> perm) {
+    HloOp op = c.AllReduce({p}, sum);
+    xla::IotaReplicaGroupListProto* iota = c.mutable_proto(op)
+                                               ->mutable_collective_device_list()
+                                               ->mutable_iota_replica_group_list();
+    iota->set_num_replica_groups(2);
+    iota->set_num_devices_per_group(4);
+    for (int64_t d : reshape) iota->add_iota_reshape_dims(d);
+    for (int d : perm) iota->add_iota_transpose_perm(d);
+  };
+  iota_groups({4, 2}, {1, 0});                                     // 13
+  iota_groups({2, 4}, {0, 1});                                     // 14
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kLong);
+  EXPECT_EQ(LineOf(t, "all-reduce.7"),
+            "  %all-reduce.7 = f32[4]{0} all-reduce(f32[4]{0} %p), channel_id=5, "
+            "replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "all-reduce.8"),
+            "  %all-reduce.8 = f32[4]{0} all-reduce(f32[4]{0} %p), replica_groups={}, "
+            "to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "all-gather.9"),
+            "  %all-gather.9 = f32[8]{0} all-gather(f32[4]{0} %p), replica_groups={{0,1}}, "
+            "constrain_layout=true, dimensions={0}");
+  EXPECT_EQ(LineOf(t, "reduce-scatter.10"),
+            "  %reduce-scatter.10 = f32[2]{0} reduce-scatter(f32[4]{0} %p), "
+            "replica_groups={{0,1}}, dimensions={0}, to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "all-to-all.11"),
+            "  %all-to-all.11 = f32[4]{0} all-to-all(f32[4]{0} %p), "
+            "replica_groups={{0,1}}, dimensions={0}");
+  EXPECT_EQ(LineOf(t, "collective-permute.12"),
+            "  %collective-permute.12 = f32[4]{0} collective-permute(f32[4]{0} %p), "
+            "channel_id=3, source_target_pairs={{0,1},{1,0}}");
+  // The iota form of replica groups, its reshape and transpose canonical.
+  EXPECT_EQ(LineOf(t, "all-reduce.13"),
+            "  %all-reduce.13 = f32[4]{0} all-reduce(f32[4]{0} %p), "
+            "replica_groups=[2,4]<=[4,2]T(1,0), to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "all-reduce.14"),
+            "  ROOT %all-reduce.14 = f32[4]{0} all-reduce(f32[4]{0} %p), "
+            "replica_groups=[2,4]<=[8], to_apply=%sum");
+}
+
+TEST(HloPrintAttributesTest, CalledComputationsAndTheRest) {
+  HloModuleBuilder mb("misc");
+  HloComputationBuilder& sum = AddSum(mb);                                 // 1..4
+  HloComputationBuilder& lt = mb.AddComputation("lt");                      // 5
+  lt.Compare(lt.Parameter(0, MakeScalarShape(F32), "l0"),                   // 6
+             lt.Parameter(1, MakeScalarShape(F32), "l1"),                   // 7
+             ComparisonDirection::kLt);                                     // 8
+  HloComputationBuilder& cond = mb.AddComputation("cond");                  // 9
+  cond.Compare(cond.Parameter(0, MakeScalarShape(F32), "cp"),               // 10
+               cond.ConstantR0(F32, 1), ComparisonDirection::kLt);          // 11, 12
+  HloComputationBuilder& body = mb.AddComputation("body");                  // 13
+  body.Negate(body.Parameter(0, MakeScalarShape(F32), "bp"));               // 14, 15
+  HloComputationBuilder& t = mb.AddComputation("t");                        // 16
+  t.Exp(t.Parameter(0, MakeScalarShape(F32), "tp"));                        // 17, 18
+  HloComputationBuilder& f = mb.AddComputation("f");                        // 19
+  f.Negate(f.Parameter(0, MakeScalarShape(F32), "fp"));                     // 20, 21
+  HloComputationBuilder& fused = mb.AddComputation("fused");                // 22
+  fused.Exp(fused.Parameter(0, MakeArrayShape(F32, {4}), "fz"));            // 23, 24
+  HloComputationBuilder& c = mb.AddEntryComputation("main");                // 25
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");                  // 26
+  HloOp s0 = c.Parameter(1, MakeScalarShape(F32), "s0");                    // 27
+  c.Sort({p}, 0, lt, /*is_stable=*/true);                                   // 28
+  c.TopK(p, 2);                                                             // 29
+  c.Rng(s0, s0, xla::RNG_UNIFORM, {3});                                     // 30
+  c.ReducePrecision(p, 5, 10);                                              // 31
+  c.Map({p, p}, sum);                                                       // 32
+  c.While(cond, body, s0);                                                  // 33
+  HloOp pr = c.Parameter(2, MakeScalarShape(PRED), "pr");                   // 34
+  c.Conditional(pr, {s0, s0}, {&t, &f});                                    // 35
+  HloOp ix = c.Parameter(3, MakeScalarShape(S32), "ix");                    // 36
+  c.Conditional(ix, {s0, s0}, {&t, &f});                                    // 37
+  c.Call(sum, {s0, s0});                                                    // 38
+  c.Fusion("kLoop", {p}, fused);                                            // 39
+  HloOp x = c.Parameter(4, MakeArrayShape(F32, {2, 3}), "bx");              // 40
+  HloOp scale = c.Parameter(5, MakeArrayShape(F32, {3}), "scale");          // 41
+  HloOp off = c.Parameter(6, MakeArrayShape(F32, {3}), "off");              // 42
+  c.BatchNormTraining(x, scale, off, 0.001f, 1);                            // 43
+  HloOp cx = c.Parameter(7, MakeArrayShape(xla::C64, {4}), "cx");           // 44
+  c.Fft(cx, xla::FFT, {4});                                                 // 45
+  HloOp tok = c.AfterAll({});                                               // 46
+  c.Infeed(tok, MakeArrayShape(F32, {2}), "cfg");                           // 47
+  c.Outfeed(p, tok);                                                        // 48
+  HloOp st = c.Parameter(8, MakeArrayShape(xla::U64, {2}), "st");           // 49
+  c.RngBitGenerator(st, xla::RNG_PHILOX, MakeArrayShape(xla::U32, {4}));    // 50
+  c.GetDimensionSize(p, 0);                                                 // 51
+  c.RngGetAndUpdateState(3);                                                // 52
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string text = Print(*m, HloTextStyle::kLong);
+  auto line = [&](const std::string& name) { return LineOf(text, name); };
+  EXPECT_EQ(line("sort.28"), "  %sort.28 = f32[4]{0} sort(f32[4]{0} %p), dimensions={0}, "
+                             "is_stable=true, to_apply=%lt");
+  EXPECT_EQ(line("topk.29"),
+            "  %topk.29 = (f32[2]{0}, s32[2]{0}) topk(f32[4]{0} %p), k=2, largest=true");
+  EXPECT_EQ(line("rng.30"),
+            "  %rng.30 = f32[3]{0} rng(f32[] %s0, f32[] %s0), distribution=rng_uniform");
+  EXPECT_EQ(line("reduce-precision.31"),
+            "  %reduce-precision.31 = f32[4]{0} reduce-precision(f32[4]{0} %p), "
+            "exponent_bits=5, mantissa_bits=10");
+  EXPECT_EQ(line("map.32"), "  %map.32 = f32[4]{0} map(f32[4]{0} %p, f32[4]{0} %p), "
+                            "dimensions={0}, to_apply=%sum");
+  EXPECT_EQ(line("while.33"),
+            "  %while.33 = f32[] while(f32[] %s0), condition=%cond, body=%body");
+  EXPECT_EQ(line("conditional.35"),
+            "  %conditional.35 = f32[] conditional(pred[] %pr, f32[] %s0, f32[] %s0), "
+            "true_computation=%t, false_computation=%f");
+  EXPECT_EQ(line("conditional.37"),
+            "  %conditional.37 = f32[] conditional(s32[] %ix, f32[] %s0, f32[] %s0), "
+            "branch_computations={%t, %f}");
+  EXPECT_EQ(line("call.38"), "  %call.38 = f32[] call(f32[] %s0, f32[] %s0), to_apply=%sum");
+  EXPECT_EQ(line("fusion.39"),
+            "  %fusion.39 = f32[4]{0} fusion(f32[4]{0} %p), kind=kLoop, calls=%fused");
+  EXPECT_EQ(line("batch-norm-training.43"),
+            "  %batch-norm-training.43 = (f32[2,3]{1,0}, f32[3]{0}, f32[3]{0}) "
+            "batch-norm-training(f32[2,3]{1,0} %bx, f32[3]{0} %scale, f32[3]{0} %off), "
+            "epsilon=0.001, feature_index=1");
+  EXPECT_EQ(line("fft.45"),
+            "  %fft.45 = c64[4]{0} fft(c64[4]{0} %cx), fft_type=FFT, fft_length={4}");
+  EXPECT_EQ(line("after-all.46"), "  %after-all.46 = token[] after-all()");
+  EXPECT_EQ(line("infeed.47"),
+            "  %infeed.47 = (f32[2]{0}, token[]) infeed(token[] %after-all.46), "
+            "infeed_config=\"cfg\"");
+  EXPECT_EQ(line("outfeed.48"),
+            "  %outfeed.48 = token[] outfeed(f32[4]{0} %p, token[] %after-all.46), "
+            "outfeed_shape=f32[4]{0}");
+  EXPECT_EQ(line("rng-bit-generator.50"),
+            "  %rng-bit-generator.50 = (u64[2]{0}, u32[4]{0}) rng-bit-generator(u64[2]{0} "
+            "%st), algorithm=rng_philox");
+  EXPECT_EQ(line("get-dimension-size.51"),
+            "  %get-dimension-size.51 = s32[] get-dimension-size(f32[4]{0} %p), "
+            "dimensions={0}");
+  EXPECT_EQ(line("rng-get-and-update-state.52"),
+            "  ROOT %rng-get-and-update-state.52 = u64[2]{0} rng-get-and-update-state(), "
+            "delta=3");
+  // The fused computation prints before its caller, as a computation.
+  EXPECT_NE(text.find("\n%fused (fz: f32[4]) -> f32[4] {\n  %fz = f32[4]{0} parameter(0)\n"
+                      "  ROOT %exponential.24 = f32[4]{0} exponential(f32[4]{0} %fz)\n}\n"),
+            std::string::npos);
+}
+
+// An async op whose wrapped computation is one instruction prints as that
+// instruction's -start / -done form; the wrapped computation does not print.
+// Otherwise async-start calls the computation by name.
+TEST(HloPrintAttributesTest, AsyncSyntaxSugar) {
+  HloModuleBuilder mb("a");
+  HloComputationBuilder& w = mb.AddComputation("wrapped");                  // 1
+  w.CustomCall("foo", {w.Parameter(0, MakeArrayShape(F32, {4}), "wp")},     // 2
+               MakeArrayShape(F32, {4}));                                    // 3
+  HloComputationBuilder& w2 = mb.AddComputation("wrapped2");                // 4
+  w2.Negate(w2.Negate(w2.Parameter(0, MakeArrayShape(F32, {4}), "wp2")));   // 5, 6, 7
+  HloComputationBuilder& c = mb.AddEntryComputation("main");                 // 8
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");                   // 9
+  HloOp start = c.AsyncStart(w, {p});                                        // 10
+  c.AsyncDone(start);                                                        // 11
+  HloOp start2 = c.AsyncStart(w2, {p});                                      // 12
+  c.AsyncDone(start2);                                                       // 13
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string text = Print(*m, HloTextStyle::kShort);
+  const std::string shape = ShapeToText(start.shape());
+  EXPECT_EQ(text.find("\nwrapped {"), std::string::npos) << text;
+  EXPECT_EQ(LineOf(text, "async-start.10"),
+            "  async-start.10 = " + shape +
+                " custom-call-start(p), custom_call_target=\"foo\"");
+  EXPECT_EQ(LineOf(text, "async-done.11"),
+            "  async-done.11 = f32[4]{0} custom-call-done(async-start.10)");
+  EXPECT_NE(text.find("\nwrapped2 {\n"), std::string::npos) << text;
+  EXPECT_EQ(LineOf(text, "async-start.12"),
+            "  async-start.12 = " + ShapeToText(start2.shape()) +
+                " async-start(p), calls=wrapped2");
+  EXPECT_EQ(LineOf(text, "async-done.13"),
+            "  ROOT async-done.13 = f32[4]{0} async-done(async-start.12)");
+}
+
+// --- Metadata, attributes, sharding ------------------------------------------------------
+
+TEST(HloPrintAttributesTest, MetadataFrontendAttributesBackendConfig) {
+  HloModuleBuilder mb("meta");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");        // 1
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {2}), "p");          // 2
+  HloOp n = c.Negate(p);                                            // 3
+  xla::OpMetadata md;
+  md.set_op_type("ty\"pe");
+  md.set_op_name("a/b\n\xc3\xa9");
+  md.set_source_file("f.py");
+  md.set_source_line(7);
+  c.SetMetadata(n, md);
+  c.SetFrontendAttribute(n, "zeta", "1");
+  c.SetFrontendAttribute(n, "alpha", "x y");
+  c.SetFrontendAttribute(n, "json", R"({"k": 1})");
+  xla::OpSharding replicated;
+  replicated.set_type(xla::OpSharding::REPLICATED);
+  c.SetSharding(n, replicated);
+  c.SetBackendConfig(n, R"({"a":"b"})");
+  HloOp only_line = c.Negate(p);                                    // 4
+  xla::OpMetadata line_only;
+  line_only.set_source_line(3);  // without a name, type or file: no metadata
+  c.SetMetadata(only_line, line_only);
+  c.Negate(p);                                                      // 5
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string attributes =
+      ", sharding={replicated}, frontend_attributes={alpha=\"x y\",json={\"k\": 1},"
+      "zeta=\"1\"}";
+  EXPECT_EQ(LineOf(Print(*m, HloTextStyle::kLong), "negate.3"),
+            "  %negate.3 = f32[2]{0} negate(f32[2]{0} %p)" + attributes +
+                ", metadata={op_type=\"ty\\\"pe\" op_name=\"a/b\\n\\303\\251\" "
+                "source_file=\"f.py\" source_line=7}, backend_config={\"a\":\"b\"}");
+  EXPECT_EQ(LineOf(Print(*m, HloTextStyle::kShort), "negate.3"),
+            "  negate.3 = f32[2]{0} negate(p)" + attributes +
+                ", backend_config={\"a\":\"b\"}");
+  EXPECT_EQ(LineOf(Print(*m, HloTextStyle::kLong), "negate.4"),
+            "  %negate.4 = f32[2]{0} negate(f32[2]{0} %p)");
+}
+
+TEST(HloPrintAttributesTest, Sharding) {
+  HloModuleBuilder mb("sh");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");        // 1
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {2}), "p");          // 2
+  auto sharded = [&](const xla::OpSharding& s) { c.SetSharding(c.Negate(p), s); };
+  xla::OpSharding s;
+  s.set_type(xla::OpSharding::MAXIMAL);
+  s.add_tile_assignment_devices(3);
+  sharded(s);                                                        // 3
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  s.add_tile_assignment_dimensions(2);
+  s.add_tile_assignment_devices(1);
+  s.add_tile_assignment_devices(0);
+  sharded(s);                                                        // 4
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  for (int64_t d : {4, 1}) s.add_tile_assignment_dimensions(d);
+  s.add_iota_reshape_dims(4);
+  s.add_iota_transpose_perm(0);
+  sharded(s);                                                        // 5
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  for (int64_t d : {2, 2}) s.add_tile_assignment_dimensions(d);
+  for (int64_t d : {2, 2}) s.add_iota_reshape_dims(d);
+  for (int d : {1, 0}) s.add_iota_transpose_perm(d);
+  sharded(s);                                                        // 6
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  for (int64_t d : {2, 2}) s.add_tile_assignment_dimensions(d);
+  for (int64_t d : {1, 0, 3, 2}) s.add_tile_assignment_devices(d);
+  s.set_replicate_on_last_tile_dim(true);
+  sharded(s);                                                        // 7
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  for (int64_t d : {1, 4}) s.add_tile_assignment_dimensions(d);
+  for (int64_t d : {0, 1, 2, 3}) s.add_tile_assignment_devices(d);
+  s.set_replicate_on_last_tile_dim(true);
+  sharded(s);                                                        // 8
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::OTHER);
+  for (int64_t d : {2, 2}) s.add_tile_assignment_dimensions(d);
+  for (int64_t d : {0, 1, 2, 3}) s.add_tile_assignment_devices(d);
+  s.add_last_tile_dims(xla::OpSharding::MANUAL);
+  sharded(s);                                                        // 9
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::REPLICATED);
+  s.add_metadata()->set_op_name("s");
+  s.set_is_shard_group(true);
+  s.set_shard_group_id(7);
+  sharded(s);                                                        // 10
+  HloOp t = c.Tuple({p, p, p, p, p, p});                             // 11
+  s = xla::OpSharding();
+  s.set_type(xla::OpSharding::TUPLE);
+  for (int i = 0; i < 5; ++i) s.add_tuple_shardings()->set_type(xla::OpSharding::REPLICATED);
+  xla::OpSharding* last = s.add_tuple_shardings();
+  last->set_type(xla::OpSharding::MAXIMAL);
+  last->add_tile_assignment_devices(0);
+  c.SetSharding(t, s);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string text = Print(*m, HloTextStyle::kShort);
+  auto sharding = [&](const std::string& name) {
+    const std::string line = LineOf(text, name);
+    const size_t at = line.find("sharding=");
+    return at == std::string::npos ? line : line.substr(at);
+  };
+  EXPECT_EQ(sharding("negate.3"), "sharding={maximal device=3}");
+  EXPECT_EQ(sharding("negate.4"), "sharding={devices=[2]1,0}");
+  EXPECT_EQ(sharding("negate.5"), "sharding={devices=[4,1]<=[4]}");
+  EXPECT_EQ(sharding("negate.6"), "sharding={devices=[2,2]<=[2,2]T(1,0)}");
+  // Partial replication sorts the devices of each replicated group, and is
+  // plain replication when the last dimension holds every device.
+  EXPECT_EQ(sharding("negate.7"), "sharding={devices=[2,2]0,1,2,3 last_tile_dim_replicate}");
+  EXPECT_EQ(sharding("negate.8"), "sharding={replicated}");
+  EXPECT_EQ(sharding("negate.9"), "sharding={devices=[2,2]0,1,2,3 last_tile_dims={manual}}");
+  EXPECT_EQ(sharding("negate.10"), "sharding={replicated shard_as 7}");
+  EXPECT_EQ(sharding("tuple.11"),
+            "sharding={{replicated}, {replicated}, {replicated}, {replicated}, "
+            "{replicated}, /*index=5*/{maximal device=0}}");
+  // Sharding metadata prints where instruction metadata does.
+  const std::string long_line = LineOf(Print(*m, HloTextStyle::kLong), "negate.10");
+  EXPECT_EQ(long_line.substr(long_line.find("sharding=")),
+            "sharding={replicated shard_as 7 metadata={op_name=\"s\"}}");
+}
+
+// --- Errors and streaming ---------------------------------------------------------------
+
+TEST(HloPrintErrorTest, UnknownElementType) {
+  HloModuleBuilder mb("e");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {2}), "p");
+  HloOp n = c.Negate(p);
+  xla::ShapeProto bad = MakeArrayShape(F32, {2});
+  bad.set_element_type(static_cast<xla::PrimitiveType>(99));
+  c.SetShape(n, bad);
+  c.Negate(p);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  std::string text;
+  StringSink sink(&text);
+  absl::Status s = PrintHloModule(*m, HloPrintOptions(), sink);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "computation \"main\", instruction \"negate.3\" (id 3): shape: an "
+            "element type XLA does not know");
+  EXPECT_EQ(PrintHloModuleToString(*m), "");
+}
+
+// A sink that records the chunks it is given, and can fail.
+class ChunkSink {
+ public:
+  bool Write(std::string_view d) {
+    if (fail_) {
+      status_ = absl::DataLossError("disk full");
+      return false;
+    }
+    chunks_.emplace_back(d);
+    pos_ += d.size();
+    return true;
+  }
+  bool Flush() { return status_.ok(); }
+  uint64_t position() const { return pos_; }
+  const absl::Status& status() const { return status_; }
+  bool fail_ = false;
+  std::vector<std::string> chunks_;
+
+ private:
+  uint64_t pos_ = 0;
+  absl::Status status_;
+};
+static_assert(ByteSink<ChunkSink>);
+
+TEST(HloPrintStreamTest, BigModulesArriveInChunks) {
+  HloModuleBuilder mb("big");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");
+  HloOp x = c.Parameter(0, MakeArrayShape(F32, {128, 256}), "x");
+  for (int i = 0; i < 20000; ++i) x = c.Negate(x);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  ChunkSink sink;
+  ASSERT_TRUE(PrintHloModule(*m, HloPrintOptions(), sink).ok());
+  const std::string whole = PrintHloModuleToString(*m);
+  EXPECT_GT(whole.size(), size_t{1} << 20);
+  EXPECT_GE(sink.chunks_.size(), 4u);
+  std::string joined;
+  for (const std::string& chunk : sink.chunks_) {
+    EXPECT_LE(chunk.size(), (size_t{256} << 10) + 4096);
+    joined += chunk;
+  }
+  EXPECT_EQ(joined, whole);
+  // A sink that fails stops the printing with its status.
+  ChunkSink failing;
+  failing.fail_ = true;
+  absl::Status s = PrintHloModule(*m, HloPrintOptions(), failing);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(failing.chunks_.empty());
+}
+
 // --- Real modules ------------------------------------------------------------------
 
 // Other projects' modules and the text XLA wrote from them: the shared
