@@ -99,14 +99,38 @@ uint64_t CountUpTo(const xla::ShapeProto& shape, uint64_t cap) {
   return n;
 }
 
-std::vector<const HloInstruction*> SortedById(const HloComputation& c) {
-  std::vector<const HloInstruction*> v(c.instructions().begin(),
-                                       c.instructions().end());
-  std::stable_sort(v.begin(), v.end(),
-                   [](const HloInstruction* a, const HloInstruction* b) {
-                     return a->id() < b->id();
-                   });
+bool IdLess(const HloInstruction* a, const HloInstruction* b) {
+  return a->id() < b->id();
+}
+
+// The instructions of `c` that `keep` accepts, in id order (XLA's order of a
+// computation's instruction list after loading a proto). Only the few that
+// matter are sorted, not the whole list.
+template <class Keep>
+std::vector<const HloInstruction*> SortedById(const HloComputation& c, Keep keep) {
+  std::vector<const HloInstruction*> v;
+  for (const HloInstruction* in : c.instructions()) {
+    if (keep(*in)) v.push_back(in);
+  }
+  if (!std::is_sorted(v.begin(), v.end(), IdLess)) {
+    std::stable_sort(v.begin(), v.end(), IdLess);
+  }
   return v;
+}
+
+bool IsChannelCollective(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kReduceScatter:
+      return true;
+    default:
+      return false;
+  }
 }
 
 class ModulePrinter {
@@ -142,16 +166,22 @@ class ModulePrinter {
         ": an element type XLA does not know"));
   }
 
-  // The instruction's shape with its layout, cached for its users' operand
-  // lists (long style).
-  const std::string* ShapeText(const HloInstruction& in) {
-    std::string& s = shape_cache_[static_cast<size_t>(in.index())];
-    if (s.empty()) {
-      TextBuffer b;
-      if (!AppendShape(b, in.shape(), /*print_layout=*/true)) return nullptr;
-      s = std::move(b.str());
+  // Appends the instruction's shape with its layout. In the long style the
+  // text is kept (in one arena per computation) for the operand lists of
+  // its users. False for an element type XLA does not know.
+  bool AppendInstructionShape(const HloInstruction& in) {
+    if (!style_.operand_shapes) {
+      return AppendShape(out_, in.shape(), /*print_layout=*/true);
     }
-    return &s;
+    ShapeSpan& span = shape_spans_[static_cast<size_t>(in.index())];
+    if (span.size == 0) {
+      TextBuffer& arena = shape_arena_;
+      const size_t at = arena.str().size();
+      if (!AppendShape(arena, in.shape(), /*print_layout=*/true)) return false;
+      span = {at, arena.str().size() - at};
+    }
+    out_.Append(std::string_view(shape_arena_.str()).substr(span.offset, span.size));
+    return true;
   }
 
   // --- The header -------------------------------------------------------------
@@ -376,7 +406,12 @@ class ModulePrinter {
         -> const std::vector<const HloInstruction*>& {
       auto it = instructions_by_id.find(c);
       if (it == instructions_by_id.end()) {
-        it = instructions_by_id.emplace(c, SortedById(*c)).first;
+        it = instructions_by_id
+                 .emplace(c, SortedById(*c,
+                                        [](const HloInstruction& in) {
+                                          return !in.called_computations().empty();
+                                        }))
+                 .first;
       }
       return it->second;
     };
@@ -425,32 +460,22 @@ class ModulePrinter {
   // channel id waits for the earlier ones (in id order) of its channel.
   // None when the module's device assignment has one computation.
   absl::flat_hash_map<const HloInstruction*, std::vector<const HloInstruction*>>
-  ChannelDependencies(const std::vector<const HloInstruction*>& sorted) {
+  ChannelDependencies(const HloComputation& c) {
     absl::flat_hash_map<const HloInstruction*, std::vector<const HloInstruction*>> deps;
     const xla::HloModuleProto& p = module_.proto();
     if (p.has_device_assignment() &&
         p.device_assignment().computation_count() == 1) {
       return deps;
     }
+    const std::vector<const HloInstruction*> collectives =
+        SortedById(c, [](const HloInstruction& in) {
+          return IsChannelCollective(in.opcode()) && in.channel_id().has_value();
+        });
     absl::flat_hash_map<int64_t, std::vector<const HloInstruction*>> groups;
-    for (const HloInstruction* in : sorted) {
-      switch (in->opcode()) {
-        case HloOpcode::kAllReduce:
-        case HloOpcode::kAllGather:
-        case HloOpcode::kAllToAll:
-        case HloOpcode::kCollectiveBroadcast:
-        case HloOpcode::kCollectivePermute:
-        case HloOpcode::kRaggedAllToAll:
-        case HloOpcode::kReduceScatter:
-          if (std::optional<int64_t> channel = in->channel_id()) {
-            std::vector<const HloInstruction*>& group = groups[*channel];
-            if (!group.empty()) deps[in] = group;
-            group.push_back(in);
-          }
-          break;
-        default:
-          break;
-      }
+    for (const HloInstruction* in : collectives) {
+      std::vector<const HloInstruction*>& group = groups[*in->channel_id()];
+      if (!group.empty()) deps[in] = group;
+      group.push_back(in);
     }
     return deps;
   }
@@ -459,18 +484,19 @@ class ModulePrinter {
   // without users (in id order), depth first: control predecessors (the
   // last first), then operands (the first first), then the instruction.
   std::vector<const HloInstruction*> PostOrder(const HloComputation& c) {
-    const std::vector<const HloInstruction*> sorted = SortedById(c);
-    const auto deps = ChannelDependencies(sorted);
+    const std::vector<const HloInstruction*> roots = SortedById(
+        c, [](const HloInstruction& in) { return in.users().empty(); });
+    const auto deps = ChannelDependencies(c);
     enum : uint8_t { kNew, kVisiting, kVisited };
     std::vector<uint8_t> state(static_cast<size_t>(c.instruction_count()), kNew);
     auto st = [&](const HloInstruction* in) -> uint8_t& {
       return state[static_cast<size_t>(in->index())];
     };
     std::vector<const HloInstruction*> order;
-    order.reserve(sorted.size());
+    order.reserve(static_cast<size_t>(c.instruction_count()));
     std::vector<const HloInstruction*> stack;
-    for (const HloInstruction* root : sorted) {
-      if (!root->users().empty() || st(root) == kVisited) continue;
+    for (const HloInstruction* root : roots) {
+      if (st(root) == kVisited) continue;
       stack.push_back(root);
       while (!stack.empty()) {
         const HloInstruction* cur = stack.back();
@@ -544,7 +570,10 @@ class ModulePrinter {
   absl::Status PrintComputation(const HloComputation& c) {
     absl::StatusOr<std::vector<const HloInstruction*>> order = InstructionOrder(c);
     if (!order.ok()) return order.status();
-    shape_cache_.assign(static_cast<size_t>(c.instruction_count()), std::string());
+    if (style_.operand_shapes) {
+      shape_spans_.assign(static_cast<size_t>(c.instruction_count()), ShapeSpan{});
+      shape_arena_.str().clear();
+    }
     if (c.IsEntry()) out_.Append("ENTRY ");
     Name(c.name());
     out_.Append(' ');
@@ -611,9 +640,7 @@ class ModulePrinter {
   absl::Status PrintInstruction(const HloInstruction& in) {
     Name(in.name());
     out_.Append(" = ");
-    const std::string* shape = ShapeText(in);
-    if (shape == nullptr) return BadShape(in, "shape");
-    out_.Append(*shape);
+    if (!AppendInstructionShape(in)) return BadShape(in, "shape");
     out_.Append(' ');
     const HloComputation* sugared = SugaredAsync(in);
     std::string_view legacy_direction;
@@ -676,9 +703,9 @@ class ModulePrinter {
         }
       }
       if (style_.operand_shapes) {
-        const std::string* shape = ShapeText(*operands[i]);
-        if (shape == nullptr) return BadShape(*operands[i], "shape");
-        out_.Append(*shape);
+        if (!AppendInstructionShape(*operands[i])) {
+          return BadShape(*operands[i], "shape");
+        }
         out_.Append(' ');
       }
       Name(operands[i]->name());
@@ -1433,7 +1460,12 @@ class ModulePrinter {
   const HloModuleTextExtras* extras_;
   TextBuffer& out_;
   absl::flat_hash_set<const HloComputation*> skipped_async_;
-  std::vector<std::string> shape_cache_;
+  struct ShapeSpan {
+    size_t offset = 0;
+    size_t size = 0;
+  };
+  std::vector<ShapeSpan> shape_spans_;
+  TextBuffer shape_arena_;
 };
 
 }  // namespace

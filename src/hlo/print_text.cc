@@ -780,9 +780,28 @@ absl::Status AppendLiteral(TextBuffer& out, const xla::LiteralProto& literal,
   return absl::OkStatus();
 }
 
+// The bytes absl::CEscape rewrites.
+struct EscapeTable {
+  bool escaped[256];
+  constexpr EscapeTable() : escaped() {
+    for (int c = 0; c < 256; ++c) {
+      escaped[c] = c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\';
+    }
+  }
+};
+constexpr EscapeTable kEscape;
+
 void AppendCEscaped(TextBuffer& out, std::string_view s) {
   std::string& b = out.str();
-  for (char c : s) AppendEscapedByte(b, static_cast<unsigned char>(c));
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!kEscape.escaped[c]) continue;
+    b.append(s.data() + run, i - run);
+    AppendEscapedByte(b, c);
+    run = i + 1;
+  }
+  b.append(s.data() + run, s.size() - run);
 }
 
 bool LexesAsJsonDict(std::string_view s) {
