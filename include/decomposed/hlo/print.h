@@ -18,9 +18,10 @@
 // parameters and root when the proto has none) and the module's frontend
 // attributes; computations come callees first (XLA's DFS post-order of the
 // call graph over computations sorted by id), the entry last; instructions
-// in XLA's post-order (from the instructions without users, sorted by id,
-// operands first and control predecessors before them) or in the schedule's
-// order when the module has one.
+// in XLA's post-order (from each instruction without users, in id order,
+// depth first: control predecessors, the last first, then operands, the
+// first first, then the instruction) or in the schedule's order when the
+// module has one. The rules, with what XLA cannot print: docs/hlo.md §2.
 //
 // The text is produced in chunks (of about 256 KiB) handed to the sink as
 // they fill: a module of any size never has its whole text in memory.
