@@ -1053,6 +1053,72 @@ TEST(HloPrintAttributesTest, AsyncSyntaxSugar) {
             "  ROOT async-done.13 = f32[4]{0} async-done(async-start.12)");
 }
 
+TEST(HloPrintAttributesTest, RareAttributes) {
+  HloModuleBuilder mb("r");
+  HloComputationBuilder& sum = AddSum(mb);                                // 1..4
+  HloComputationBuilder& c = mb.AddEntryComputation("main");               // 5
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {2, 2}), "p");              // 6
+  HloOp n = c.Negate(p);                                                   // 7
+  xla::StatisticsViz* stats = c.mutable_proto(n)->mutable_statistics_viz();
+  stats->set_stat_index_to_visualize(1);
+  xla::Statistic* a = stats->add_statistics();
+  a->set_stat_name("a");
+  a->set_stat_val(0.5);
+  xla::Statistic* nans = stats->add_statistics();
+  nans->set_stat_name("nan_count");
+  nans->set_stat_val(3);
+  c.mutable_proto(n)->mutable_result_accuracy()->set_mode(xla::ResultAccuracy::HIGHEST);
+  HloOp r = c.Reshape(p, {4});                                             // 8
+  c.mutable_proto(r)->add_dimensions(1);
+  c.Map({p, p}, sum);                                                      // 9
+  HloOp a2 = c.Parameter(1, MakeArrayShape(F32, {2, 2}), "a2");            // 10
+  xla::TriangularSolveOptions tso;
+  tso.set_left_side(true);
+  tso.set_lower(true);
+  tso.set_transpose_a(xla::TriangularSolveOptions::NO_TRANSPOSE);
+  c.TriangularSolve(p, a2, tso);                                           // 11
+  c.Cholesky(p, /*lower=*/true);                                           // 12
+  HloOp r3 = c.Parameter(2, MakeScalarShape(F32), "r3");                   // 13
+  c.mutable_proto(r3)->mutable_parameter_replication()->add_replicated_at_leaf_buffers(true);
+  c.Domain(p);                                                             // 14
+  HloOp copy = c.CopyStart(p);                                             // 15
+  c.mutable_proto(copy)->set_cross_program_prefetch_index(0);
+  c.CopyDone(copy);                                                        // 16
+  absl::StatusOr<xla::HloModuleProto> proto = mb.Build();
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  for (xla::HloComputationProto& comp : *proto->mutable_computations()) {
+    if (comp.name() == "sum") comp.set_execution_thread("host");
+  }
+  std::unique_ptr<HloModule> m = View(*proto);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kLong);
+  EXPECT_EQ(LineOf(t, "negate.7"),
+            "  %negate.7 = f32[2,2]{1,0} negate(f32[2,2]{1,0} %p), "
+            "statistics={visualizing_index=1,a=0.5,nan_count=3}, "
+            "result_accuracy={mode=highest}");
+  EXPECT_EQ(LineOf(t, "reshape.8"),
+            "  %reshape.8 = f32[4]{0} reshape(f32[2,2]{1,0} %p), inferred_dimension=1");
+  EXPECT_EQ(LineOf(t, "map.9"),
+            "  %map.9 = f32[2,2]{1,0} map(f32[2,2]{1,0} %p, f32[2,2]{1,0} %p), "
+            "dimensions={0,1}, to_apply=%sum");
+  EXPECT_EQ(LineOf(t, "triangular-solve.11"),
+            "  %triangular-solve.11 = f32[2,2]{1,0} triangular-solve(f32[2,2]{1,0} %p, "
+            "f32[2,2]{1,0} %a2), left_side=true, lower=true, transpose_a=NO_TRANSPOSE");
+  EXPECT_EQ(LineOf(t, "cholesky.12"),
+            "  %cholesky.12 = f32[2,2]{1,0} cholesky(f32[2,2]{1,0} %p), lower=true");
+  EXPECT_EQ(LineOf(t, "r3"), "  %r3 = f32[] parameter(2), parameter_replication={true}");
+  EXPECT_EQ(LineOf(t, "domain.14"),
+            "  %domain.14 = f32[2,2]{1,0} domain(f32[2,2]{1,0} %p), "
+            "domain={kind=\"sharding\", entry={}, exit={}}");
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "copy-start.15"),
+                             " copy-start(f32[2,2]{1,0} %p), cross_program_prefetch_index=0"))
+      << LineOf(t, "copy-start.15");
+  EXPECT_NE(t.find("  ROOT %add.4 = f32[] add(f32[] %x, f32[] %y)\n}, "
+                   "execution_thread=\"host\"\n\n"),
+            std::string::npos)
+      << t;
+}
+
 // --- Metadata, attributes, sharding ------------------------------------------------------
 
 TEST(HloPrintAttributesTest, MetadataFrontendAttributesBackendConfig) {
