@@ -1,11 +1,13 @@
 // The HLO printer (hlo/print.h).
 #include "decomposed/hlo/print.h"
 
+#include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <limits>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1119,6 +1121,33 @@ TEST(HloPrintAttributesTest, RareAttributes) {
       << t;
 }
 
+TEST(HloPrintAttributesTest, SendRecvChannels) {
+  HloModuleBuilder mb("sr");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");      // 1
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");        // 2
+  HloOp tok = c.AfterAll({});                                     // 3
+  HloOp send = c.Send(p, tok, 7);                                 // 4
+  HloOp send_done = c.SendDone(send);                             // 5
+  // XLA takes a send-done's channel from its send.
+  c.mutable_proto(send_done)->clear_channel_id();
+  HloOp recv = c.Recv(tok, MakeArrayShape(F32, {2}), 8, /*is_host_transfer=*/true);  // 6
+  HloOp recv_done = c.RecvDone(recv);                             // 7
+  c.mutable_proto(recv_done)->set_is_host_transfer(true);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kModern);
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "send.4"), " send(%p, %after-all.3), channel_id=7"))
+      << LineOf(t, "send.4");
+  EXPECT_EQ(LineOf(t, "send-done.5"),
+            "  %send-done.5 = token[] send-done(%send.4), channel_id=7");
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "recv.6"),
+                             " recv(%after-all.3), channel_id=8, is_host_transfer=true"))
+      << LineOf(t, "recv.6");
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "recv-done.7"),
+                             " recv-done(%recv.6), channel_id=8, is_host_transfer=true"))
+      << LineOf(t, "recv-done.7");
+}
+
 // --- Metadata, attributes, sharding ------------------------------------------------------
 
 TEST(HloPrintAttributesTest, MetadataFrontendAttributesBackendConfig) {
@@ -1457,6 +1486,57 @@ TEST(HloPrintRealTest, EveryRealModulePrintsAndMatchesXlasText) {
   // The spu, xla-rs, TraceLens, iree, ROCm, Neuron and derived modules.
   EXPECT_GE(printed, 20);
   EXPECT_EQ(compared, static_cast<int>(pairs.size()));
+}
+
+// XLA's own texts as the oracle of float formatting: every scalar floating
+// constant in the texts XLA dumped (torch-neuronx, torch-xla, JAX and the
+// ROCm perf dumps; not the benchmark and tool inputs, which people edited:
+// one says so, and writes `0.0` and `55906239034112`), read back and
+// printed again, gives the same digits.
+TEST(HloPrintRealTest, ScalarFloatConstantsOfXlasTexts) {
+  const fs::path real = RealDir();
+  if (!fs::exists(real)) GTEST_SKIP() << real << " is absent";
+  const std::map<std::string, int> types = {
+      {"f32", F32}, {"f64", xla::F64}, {"bf16", xla::BF16}, {"f16", xla::F16}};
+  int checked = 0;
+  std::set<std::string> seen;
+  const std::vector<std::string> dumps = {
+      "kahfizulkifli+GraphHelper", "pytorch+xla", "ROCm+xla/perf_tools",
+      "aws-neuron+neuronx-distributed", "iree-org+iree", "LaurentMazare+xla-rs"};
+  for (const auto& e : fs::recursive_directory_iterator(real)) {
+    const std::string path = fs::relative(e.path(), real).string();
+    if (!e.is_regular_file() || e.path().extension() == ".pb" ||
+        absl::EndsWith(path, ".txt.hlo") ||
+        std::none_of(dumps.begin(), dumps.end(), [&](const std::string& d) {
+          return absl::StartsWith(path, d + "/");
+        })) {
+      continue;
+    }
+    const std::string text = ReadFile(e.path());
+    for (const auto& [name, type] : types) {
+      const std::string key = " " + name + "[] constant(";
+      for (size_t at = text.find(key); at != std::string::npos;
+           at = text.find(key, at + 1)) {
+        const size_t begin = at + key.size();
+        const size_t end = text.find(')', begin);
+        if (end == std::string::npos) break;
+        const std::string digits = text.substr(begin, end - begin);
+        if (digits.empty() || digits.find_first_not_of("0123456789.e+-") !=
+                                  std::string::npos) {
+          continue;  // nan, inf: their bits are not in the text
+        }
+        if (!seen.insert(name + digits).second) continue;
+        char* rest = nullptr;
+        const double v = std::strtod(digits.c_str(), &rest);
+        ASSERT_EQ(*rest, '\0') << digits;
+        EXPECT_EQ(LiteralToText(Lit(type, {}, {v})), digits)
+            << name << " in " << e.path();
+        ++checked;
+      }
+    }
+  }
+  // The dumps hold a few hundred distinct ones.
+  EXPECT_GE(checked, 100);
 }
 
 }  // namespace

@@ -873,8 +873,15 @@ class ModulePrinter {
           out_.Append(thread);
           out_.Append('"');
         }
-        if (const HloComputation* w = SugaredAsync(in)) {
-          if (absl::Status s = ExtraAttributes(*w->root()); !s.ok()) return s;
+        // The wrapped instruction's attributes (an async op wrapping an
+        // async op is followed kMaxAsyncNesting deep, enough for any
+        // module XLA loads; a cycle of them is not).
+        const HloComputation* w = SugaredAsync(in);
+        if (w != nullptr && async_depth_ < kMaxAsyncNesting) {
+          ++async_depth_;
+          absl::Status s = ExtraAttributes(*w->root());
+          --async_depth_;
+          if (!s.ok()) return s;
         }
         break;
       }
@@ -924,13 +931,23 @@ class ModulePrinter {
       case HloOpcode::kSend:
       case HloOpcode::kRecv:
       case HloOpcode::kSendDone:
-      case HloOpcode::kRecvDone:
-        ChannelId(in);
+      case HloOpcode::kRecvDone: {
+        // XLA builds send-done and recv-done from their send or recv: the
+        // channel is that op's.
+        const HloInstruction* channel = &in;
+        if ((op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone) &&
+            in.operand_count() > 0 &&
+            (in.operand(0)->opcode() == HloOpcode::kSend ||
+             in.operand(0)->opcode() == HloOpcode::kRecv)) {
+          channel = in.operand(0);
+        }
+        ChannelId(*channel);
         if (p.is_host_transfer()) {
           Next();
           out_.Append("is_host_transfer=true");
         }
         break;
+      }
       case HloOpcode::kAllGather:
       case HloOpcode::kAllGatherStart:
         Collective(in);
@@ -1464,6 +1481,8 @@ class ModulePrinter {
     size_t offset = 0;
     size_t size = 0;
   };
+  static constexpr int kMaxAsyncNesting = 16;
+  int async_depth_ = 0;
   std::vector<ShapeSpan> shape_spans_;
   TextBuffer shape_arena_;
 };
