@@ -1340,6 +1340,22 @@ TEST(HloPrintStreamTest, BigModulesArriveInChunks) {
     joined += chunk;
   }
   EXPECT_EQ(joined, whole);
+  // So does one long constant, in the short style.
+  HloModuleBuilder cb("big_constant");
+  HloComputationBuilder& cc = cb.AddEntryComputation("main");
+  std::vector<double> values(300000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.1 * static_cast<double>(i);
+  cc.ConstantArray(F32, {static_cast<int64_t>(values.size())}, values);
+  std::unique_ptr<HloModule> constant = Build(cb);
+  ASSERT_NE(constant, nullptr);
+  ChunkSink constant_sink;
+  HloPrintOptions short_style;
+  short_style.style = HloTextStyle::kShort;
+  ASSERT_TRUE(PrintHloModule(*constant, short_style, constant_sink).ok());
+  EXPECT_GE(constant_sink.chunks_.size(), 4u);
+  for (const std::string& chunk : constant_sink.chunks_) {
+    EXPECT_LE(chunk.size(), (size_t{256} << 10) + (size_t{64} << 10));
+  }
   // A sink that fails stops the printing with its status.
   ChunkSink failing;
   failing.fail_ = true;

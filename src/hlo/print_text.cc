@@ -276,9 +276,11 @@ void AppendArrayValues(TextBuffer& out, const xla::ShapeProto& s, PT t,
                         data + static_cast<size_t>(offset + i * step) *
                                    element_bytes,
                         /*pred_as_digit=*/true);
+          // A long row is handed over as it goes; a refused chunk stops it.
+          if ((i & 4095) == 4095 && !out.MaybeFlush()) return;
         }
         idx[l] = n;
-        out.MaybeFlush();
+        if (!out.MaybeFlush()) return;
         continue;
       }
       base[l] = offset;
