@@ -752,6 +752,63 @@ TEST(HloPrintAttributesTest, ContractionsAndWindows) {
             "pad=0_0x1_1x1_1x0_0 rhs_dilate=1x2x2x1}, to_apply=%sum");
 }
 
+// XLA's CreateFromProto resizes operand_precision to the operand count (dot,
+// convolution, custom-call) or to 2 (ragged-dot, scaled-dot) before printing:
+// missing entries are DEFAULT, extra ones are dropped.
+TEST(HloPrintAttributesTest, PrecisionListTakesTheOperandCount) {
+  HloModuleBuilder mb("m");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");               // 1
+  HloOp a = c.Parameter(0, MakeArrayShape(F32, {2, 3}), "a");              // 2
+  HloOp b = c.Parameter(1, MakeArrayShape(F32, {3, 4}), "b");              // 3
+  const xla::DotDimensionNumbers dn = MakeDotDimensionNumbers({1}, {0});
+  c.Dot(a, b, dn);                                                         // 4
+  c.Dot(a, b, dn);                                                         // 5
+  c.CustomCall("foo", {a, b, a}, MakeArrayShape(F32, {2}));                // 6
+  xla::HloInstructionProto sd;
+  sd.set_opcode("scaled-dot");
+  *sd.mutable_shape() = MakeArrayShape(F32, {2, 4});
+  *sd.mutable_dot_dimension_numbers() = dn;
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::HIGH);
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::HIGHEST);
+  HloOp one = c.ConstantR0(F32, 1);                                        // 7
+  c.AddInstruction(sd, {a, b, one, one});                                  // 8
+  absl::StatusOr<xla::HloModuleProto> proto = mb.Build();
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  for (xla::HloInstructionProto& in :
+       *proto->mutable_computations(0)->mutable_instructions()) {
+    xla::PrecisionConfig* pc = in.mutable_precision_config();
+    if (in.id() == 4) {  // one entry: padded with default
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::HIGH);
+    } else if (in.id() == 5) {  // the non-default third entry is dropped
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+      pc->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+      pc->add_operand_precision(xla::PrecisionConfig::HIGHEST);
+    } else if (in.id() == 6) {  // three operands, one entry
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::HIGH);
+    }
+  }
+  std::unique_ptr<HloModule> m = View(*proto);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kShort);
+  EXPECT_EQ(LineOf(t, "dot.4"),
+            "  dot.4 = f32[2,4]{1,0} dot(a, b), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}, operand_precision={high,default}");
+  EXPECT_EQ(LineOf(t, "dot.5"),
+            "  dot.5 = f32[2,4]{1,0} dot(a, b), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}");
+  EXPECT_EQ(LineOf(t, "custom-call.6"),
+            "  custom-call.6 = f32[2]{0} custom-call(a, b, a), "
+            "operand_precision={high,default,default}, custom_call_target=\"foo\"");
+  EXPECT_EQ(LineOf(t, "scaled-dot.8"),
+            "  ROOT scaled-dot.8 = f32[2,4]{1,0} scaled-dot(a, b, constant.7, constant.7), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+            "operand_precision={default,high}");
+}
+
 TEST(HloPrintAttributesTest, GatherScatter) {
   HloModuleBuilder mb("g");
   HloComputationBuilder& sum = AddSum(mb);                                // 1..4

@@ -738,15 +738,24 @@ class ModulePrinter {
 
   void Next() { out_.Append(", "); }
 
-  void PrecisionConfig(const xla::PrecisionConfig& pc) {
-    if (std::any_of(pc.operand_precision().begin(), pc.operand_precision().end(),
-                    [](int v) { return v != xla::PrecisionConfig::DEFAULT; })) {
+  // XLA's CreateFromProto resizes operand_precision to `operands` entries
+  // (padding with DEFAULT, dropping extras) before anything prints it.
+  void PrecisionConfig(const xla::PrecisionConfig& pc, int64_t operands) {
+    const int given = pc.operand_precision_size();
+    const int n = static_cast<int>(std::clamp<int64_t>(operands, 0, 1 << 20));
+    bool any = false;
+    for (int i = 0; i < std::min(given, n); ++i) {
+      if (pc.operand_precision(i) != xla::PrecisionConfig::DEFAULT) any = true;
+    }
+    if (any) {
       Next();
       out_.Append("operand_precision={");
-      for (int i = 0; i < pc.operand_precision_size(); ++i) {
+      for (int i = 0; i < n; ++i) {
         if (i != 0) out_.Append(',');
+        const int v = i < given ? pc.operand_precision(i)
+                                : static_cast<int>(xla::PrecisionConfig::DEFAULT);
         out_.Append(Lower(xla::PrecisionConfig::Precision_Name(
-            static_cast<xla::PrecisionConfig::Precision>(pc.operand_precision(i)))));
+            static_cast<xla::PrecisionConfig::Precision>(v))));
       }
       out_.Append('}');
     }
@@ -1121,7 +1130,7 @@ class ModulePrinter {
           out_.Append("batch_group_count=");
           out_.AppendInt(in.batch_group_count());
         }
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), in.operand_count());
         break;
       case HloOpcode::kReduceWindow:
       case HloOpcode::kSelectAndScatter:
@@ -1205,7 +1214,7 @@ class ModulePrinter {
       case HloOpcode::kDot:
         Next();
         AppendDotDimensionNumbers(out_, p.dot_dimension_numbers());
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), in.operand_count());
         if (p.dot_sparsity_size() > 0) {
           Next();
           out_.Append("sparsity=");
@@ -1221,6 +1230,12 @@ class ModulePrinter {
           }
         }
         break;
+      case HloOpcode::kScaledDot:
+        // lhs, rhs, lhs_scale, rhs_scale: only lhs and rhs carry precisions.
+        Next();
+        AppendDotDimensionNumbers(out_, p.dot_dimension_numbers());
+        PrecisionConfig(p.precision_config(), 2);
+        break;
       case HloOpcode::kRaggedDot: {
         const xla::RaggedDotDimensionNumbers& r = p.ragged_dot_dimension_numbers();
         Next();
@@ -1233,7 +1248,7 @@ class ModulePrinter {
           out_.Append(", rhs_group_dims=");
           AppendIntList(out_, r.rhs_group_dimensions());
         }
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), 2);
         break;
       }
       case HloOpcode::kDomain:
@@ -1424,7 +1439,7 @@ class ModulePrinter {
       out_.Append("batch_group_count=");
       out_.AppendInt(in.batch_group_count());
     }
-    PrecisionConfig(p.precision_config());
+    PrecisionConfig(p.precision_config(), in.operand_count());
     if (p.padding_type() != xla::PADDING_INVALID) {
       Next();
       out_.Append("padding_type=");
