@@ -53,6 +53,13 @@ TEST(SummarizeModule, CountsParametersOpcodesConstantsAndDotFlops) {
   EXPECT_EQ(s.elided_constant_count, 0);
   EXPECT_EQ(s.dot_flops, 1024);
   EXPECT_EQ(s.convolution_flops, 0);
+  nlohmann::ordered_json j = s.ToJson();
+  EXPECT_EQ(j["parameters"][1]["shape"], "f32[8,16]");
+  EXPECT_TRUE(j["parameters"][0]["neff_name"].is_null());
+  EXPECT_EQ(j["custom_call_targets"]["AwsNeuronGelu"], 1);
+  EXPECT_EQ(j["constants"]["bytes"], 4);
+  EXPECT_EQ(j["flops"]["total"], 1024.0);
+  EXPECT_TRUE(j["collectives"].empty());
   EXPECT_EQ(s.OneLine(),
             "module mlp: 1 computation, 8 instructions, entry main (2 "
             "parameters) -> (f32[4,16], f32[4,16]); 1 dot, 1 custom-call; "
@@ -105,6 +112,9 @@ TEST(SummarizeModule, CollectivesWithGroupsAndChannels) {
   EXPECT_TRUE(c.use_global_device_ids);
   EXPECT_EQ(c.replica_groups,
             (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+  nlohmann::ordered_json j = s.ToJson();
+  EXPECT_EQ(j["collectives"][0]["replica_groups"].dump(), "[[0,1],[2,3]]");
+  EXPECT_EQ(j["collectives"][0]["channel_id"], 7);
 }
 
 TEST(SummarizeModule, ElidedConstantsAreCountedNotSized) {

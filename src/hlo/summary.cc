@@ -185,4 +185,49 @@ std::string ModuleSummary::OneLine() const {
   return out;
 }
 
+nlohmann::ordered_json ModuleSummary::ToJson() const {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["name"] = name;
+  j["entry"] = entry;
+  j["parameters"] = json::array();
+  for (const Parameter& p : parameters) {
+    j["parameters"].push_back(
+        {{"number", p.number},
+         {"name", p.name},
+         {"neff_name", p.neff_name.empty() ? json(nullptr) : json(p.neff_name)},
+         {"shape", p.shape}});
+  }
+  j["result"] = result;
+  j["computations"] = computation_count;
+  j["instructions"] = instruction_count;
+  j["opcodes"] = json::object();
+  for (const auto& [op, n] : opcodes) j["opcodes"][op] = n;
+  j["custom_call_targets"] = json::object();
+  for (const auto& [t, n] : custom_call_targets) j["custom_call_targets"][t] = n;
+  j["collectives"] = json::array();
+  for (const Collective& c : collectives) {
+    json pairs = json::array();
+    for (const auto& [src, dst] : c.source_target_pairs) {
+      pairs.push_back({src, dst});
+    }
+    j["collectives"].push_back(
+        {{"name", c.name},
+         {"opcode", c.opcode},
+         {"computation", c.computation},
+         {"replica_groups", c.replica_groups},
+         {"source_target_pairs", pairs},
+         {"channel_id", c.channel_id > 0 ? json(c.channel_id) : json(nullptr)},
+         {"use_global_device_ids", c.use_global_device_ids}});
+  }
+  j["constants"] = {{"count", constant_count},
+                    {"bytes", constant_bytes},
+                    {"elided", elided_constant_count}};
+  j["flops"] = {{"dot", dot_flops},
+                {"convolution", convolution_flops},
+                {"total", dot_flops + convolution_flops},
+                {"uncounted", flops_unknown}};
+  return j;
+}
+
 }  // namespace decomposed::hlo

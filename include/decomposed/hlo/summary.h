@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "decomposed/hlo/module.h"
+#include "nlohmann/json.hpp"
 
 namespace decomposed::hlo {
 
@@ -79,6 +80,15 @@ struct ModuleSummary {
   // -> RESULT` and, when present, the most frequent compute opcodes and
   // the FLOPs.
   std::string OneLine() const;
+
+  // The summary as `decomposed hlo --json` writes it: name, entry,
+  // parameters [{number, name, neff_name (null when none), shape}], result,
+  // computations, instructions, opcodes {opcode: count}, custom_call_targets
+  // {target: count}, collectives [{name, opcode, computation,
+  // replica_groups, source_target_pairs, channel_id (null when none),
+  // use_global_device_ids}], constants {count, bytes, elided}, flops {dot,
+  // convolution, total, uncounted}.
+  nlohmann::ordered_json ToJson() const;
 };
 
 ModuleSummary SummarizeModule(const HloModule& module);
