@@ -106,7 +106,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         failures.append(f"unpack (auto): {r.stdout!r}")
     r = expect(1, ["unpack", "--snapshot-type=snapshot",
                    "--output-prefix=" + u, EXAMPLE], "unpack")
-    if ("this looks like a decomposed snapshot (region [0] box of 84 bytes "
+    if ("this looks like a decomposed snapshot (region [0] box of 403 bytes "
             "at byte 0); use --snapshot-type=decomposed") not in r.stderr:
         failures.append(f"unpack as classic: no hint in {r.stderr!r}")
     empty = os.path.join(tmp, "empty.bin")
@@ -162,7 +162,8 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     for i in range(5):
         names.append(os.path.join(many, f"s{i}.dhs"))
         with open(EXAMPLE, "rb") as f, open(names[-1], "wb") as g:
-            g.write(f.read() if i != 2 else f.read()[:100])  # s2 is cut
+            # s2 is cut 4 bytes into input 0's body (at byte 416)
+            g.write(f.read() if i != 2 else f.read()[:420])
     for jobs in ("1", "3"):
         r = expect(1, ["verify", "-j", jobs, *names], "verify")
         lines = r.stdout.splitlines()
