@@ -73,6 +73,7 @@
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
+#include "run.h"
 #include "three_way.h"
 
 namespace py = pybind11;
@@ -1093,6 +1094,8 @@ PYBIND11_MODULE(_decomposed, m) {
   m.def("_compare_json", &CompareJson);
   m.def("_stats_json", &StatsJson);
   decomposed::python::RegisterThreeWay(  // _three_way_json, _compare_plot_json
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterRun(  // _run
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);
