@@ -228,6 +228,20 @@ absl::StatusOr<eval::Value> LiteralValue(MmapSource& src, const LiteralRef& ref,
   return eval::Value(*std::move(a));
 }
 
+// Drops the pages of `ranges` of the mapping at `base` from the process
+// (madvise MADV_DONTNEED on a read-only file mapping: a later access reads
+// the page cache again). Only whole pages inside the ranges.
+void ReleaseMapped(const char* base, const std::vector<ByteRange>& ranges) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGE_SIZE));
+  for (const ByteRange& r : ranges) {
+    const uint64_t from = (r.offset + page - 1) / page * page;
+    const uint64_t to = (r.offset + r.length) / page * page;
+    if (to > from) {
+      ::madvise(const_cast<char*>(base) + from, static_cast<size_t>(to - from), MADV_DONTNEED);
+    }
+  }
+}
+
 // Walks the snapshot at `path` once: its module (when asked), the literal
 // lists, and (when asked) its inputs as values.
 absl::StatusOr<LoadedSnapshot> LoadSnapshot(const std::string& path, SnapshotType type,
@@ -276,10 +290,16 @@ absl::StatusOr<LoadedSnapshot> LoadSnapshot(const std::string& path, SnapshotTyp
     MmapSource* src = file->mapped();
     if (src == nullptr) return absl::InternalError(absl::StrCat(path, ": not mapped"));
     const std::shared_ptr<const void> keep = out.lists;
+    src->Seek(0);
+    const char* base = src->cursor();
     for (const LiteralRef& ref : out.lists->inputs) {
       bool borrowed = false;
       absl::StatusOr<eval::Value> v = LiteralValue(*src, ref, keep, max_bytes, &borrowed);
       if (!v.ok()) return WithFile(v.status(), path);
+      // A decoded literal's mapped pages are not needed any more: dropped
+      // from this process (the page cache keeps them), so that an input
+      // costs its decoded copy alone, not the copy and the mapping.
+      if (!borrowed) ReleaseMapped(base, ref.ranges);
       out.inputs.push_back(*std::move(v));
       out.labels.push_back(absl::StrCat("input ", ref.index, " of ", path));
       out.borrowed += borrowed ? 1 : 0;
