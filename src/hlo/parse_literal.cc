@@ -413,6 +413,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
   // shape: the vectors grow with the text.
   std::vector<uint64_t> bits;   // pred, integers, f16/bf16/f32/f64 encodings
   std::vector<double> reals;    // the 8-bit and smaller float types
+  std::vector<size_t> real_offsets;  // where each of them is written
   std::vector<double> complexes;  // (re, im) pairs
   std::vector<int64_t> seen(static_cast<size_t>(rank), 0);
   int nest = 0;
@@ -548,6 +549,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
           }
           default:
             reals.push_back(v);
+            real_offsets.push_back(at);
             return true;
         }
       }
@@ -686,6 +688,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
         // The types of 8 bits and less: MakeLiteral rounds (hlo/builder.h);
         // a finite value that becomes inf or NaN is out of range.
         Permute(&reals, order);
+        Permute(&real_offsets, order);
         std::vector<int64_t> dims = {static_cast<int64_t>(reals.size())};
         absl::StatusOr<xla::LiteralProto> l = MakeLiteral(type, dims, reals);
         if (!l.ok()) return Expect(std::string(l.status().message()));
@@ -697,8 +700,9 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
             lit.GetReflection()->GetStringReference(lit, f, nullptr);
         for (size_t i = 0; i < reals.size() && i < data.size(); ++i) {
           if (std::isfinite(reals[i]) && !std::isfinite(RealValue(pt, data.data() + i))) {
-            return Expect(absl::StrCat("values within the range of ",
-                                       ElementTypeName(type), ", not ", reals[i]));
+            const size_t at = real_offsets[i];
+            lexer_.Reset(at);
+            return out_of_range(at, text());
           }
         }
         out->MergeFrom(lit);
