@@ -771,8 +771,9 @@ TEST(HloParseTest, EveryAttribute) {
   EXPECT_TRUE(Instr(t, "sdd").is_host_transfer());
   EXPECT_EQ(Instr(t, "rcd").channel_id(), 7);
   EXPECT_FALSE(Instr(t, "rcv").is_host_transfer());
-  EXPECT_EQ(Instr(t, "dom").domain_entry_sharding().type(), xla::OpSharding::MAXIMAL);
-  EXPECT_EQ(Instr(t, "dom").domain_exit_sharding().type(), xla::OpSharding::REPLICATED);
+  // entry= is the user side, domain_exit_sharding; exit= the operand side.
+  EXPECT_EQ(Instr(t, "dom").domain_exit_sharding().type(), xla::OpSharding::MAXIMAL);
+  EXPECT_EQ(Instr(t, "dom").domain_entry_sharding().type(), xla::OpSharding::REPLICATED);
   EXPECT_EQ(Instr(t, "ex").result_accuracy().mode(), xla::ResultAccuracy::HIGHEST);
   {
     const auto& tol = Instr(t, "lg").result_accuracy().tolerance();
@@ -823,7 +824,7 @@ TEST(HloParseTest, Shardings) {
       {"{replicated}", xla::OpSharding::REPLICATED, {}, {}, {}, {}},
       {"{manual}", xla::OpSharding::MANUAL, {}, {}, {}, {}},
       {"{unknown}", xla::OpSharding::UNKNOWN, {}, {}, {}, {}},
-      {"{maximal device=3}", xla::OpSharding::MAXIMAL, {1}, {3}, {}, {}},
+      {"{maximal device=3}", xla::OpSharding::MAXIMAL, {}, {3}, {}, {}},
       {"{devices=[2,1]0,1}", xla::OpSharding::OTHER, {2, 1}, {0, 1}, {}, {}},
       {"{devices=[8]<=[8]}", xla::OpSharding::OTHER, {8}, {}, {8}, {0}},
       {"{devices=[2,2]<=[2,2]T(1,0)}", xla::OpSharding::OTHER, {2, 2}, {}, {2, 2}, {1, 0}},

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/hlo/shape_inference.h"
@@ -452,13 +453,39 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
   instr->mutable_shape()->Swap(shape);
   const size_t opcode_offset = offset();
   if (kind() != Tok::kIdent) return Expect("an opcode");
-  const std::optional<HloOpcode> op = HloOpcodeFromString(std::string_view(text().data(), text().size()));
-  if (!op.has_value()) return Expect("an opcode");
-  instr->set_opcode(std::string(text()));
+  std::optional<HloOpcode> op =
+      HloOpcodeFromString(std::string_view(text().data(), text().size()));
+  std::optional<HloOpcode> wrapped;
+  if (!op.has_value()) {
+    // XLA's async syntax sugar: `negate-start(...)` for an async-start of
+    // a computation that is one negate.
+    const absl::string_view t = text();
+    for (const auto& [suffix, async] :
+         {std::pair<absl::string_view, HloOpcode>{"-start", HloOpcode::kAsyncStart},
+          {"-update", HloOpcode::kAsyncUpdate},
+          {"-done", HloOpcode::kAsyncDone}}) {
+      if (t.size() > suffix.size() && absl::EndsWith(t, suffix)) {
+        const absl::string_view w = t.substr(0, t.size() - suffix.size());
+        wrapped = HloOpcodeFromString(std::string_view(w.data(), w.size()));
+        if (wrapped.has_value()) {
+          op = async;
+          break;
+        }
+      }
+    }
+    if (!op.has_value()) return Expect("an opcode");
+  }
+  instr->set_opcode(std::string(HloOpcodeString(*op)));
   lexer_.Advance();
   const HloOpcode opcode = *op;
   const size_t operands_offset = offset();
-  if (opcode == HloOpcode::kParameter) {
+  if (wrapped.has_value()) {
+    if (!ParseOperands(comp, instr.get()) ||
+        !ParseSugaredAsync(comp, opcode, *wrapped, instr.get(), opcode_offset,
+                           allow_attributes)) {
+      return false;
+    }
+  } else if (opcode == HloOpcode::kParameter) {
     int64_t number = 0;
     const size_t number_offset =
         kind() == Tok::kLparen ? lexer_.PeekNext().begin : offset();
@@ -496,14 +523,17 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
                   absl::StrCat(instr->operand_ids_size()));
     }
   }
-  AttrSet seen;
-  CalledComputations called;
-  if (allow_attributes &&
-      !ParseAttributes(comp, opcode, instr.get(), &seen, &called)) {
-    return false;
-  }
-  if (!FinishAttributes(opcode, instr.get(), comp, seen, called, opcode_offset)) {
-    return false;
+  if (!wrapped.has_value()) {
+    AttrSet seen;
+    CalledComputations called;
+    if (allow_attributes &&
+        !ParseAttributes(comp, opcode, instr.get(), &seen, &called)) {
+      return false;
+    }
+    if (!FinishAttributes(opcode, instr.get(), comp, seen, called,
+                          opcode_offset)) {
+      return false;
+    }
   }
   absl::string_view scope_name = name;
   if (name.empty()) {
@@ -528,6 +558,125 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
   comp.name_offsets.push_back(name_offset);
   comp.shape_text.push_back(shape_text);
   Leave();
+  return true;
+}
+
+bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
+                               HloOpcode wrapped, xla::HloInstructionProto* instr,
+                               size_t opcode_offset, bool allow_attributes) {
+  const std::string wrapped_name(HloOpcodeString(wrapped));
+  if (async_opcode != HloOpcode::kAsyncStart) {
+    // An update or done continues the chain its operand starts; it calls
+    // what the start calls.
+    if (instr->operand_ids_size() != 1) {
+      return Fail(opcode_offset,
+                  absl::StrCat("one async operand for ", wrapped_name, "-",
+                               async_opcode == HloOpcode::kAsyncDone ? "done"
+                                                                     : "update"),
+                  absl::StrCat(instr->operand_ids_size(), " operands"));
+    }
+    const xla::HloInstructionProto& start = At(comp, instr->operand_ids(0));
+    const bool is_async = start.opcode() == "async-start" ||
+                          start.opcode() == "async-update";
+    std::string found = "none";
+    if (is_async && start.called_computation_ids_size() == 1) {
+      const xla::HloComputationProto& w =
+          *done_[static_cast<size_t>(start.called_computation_ids(0))];
+      found = w.instructions(static_cast<int>(w.root_id())).opcode();
+    }
+    if (found != wrapped_name) {
+      return Fail(opcode_offset,
+                  absl::StrCat("an async operand wrapping ", wrapped_name),
+                  is_async ? absl::StrCat("one wrapping ", found)
+                           : absl::StrCat(Quote(start.name()), ", a ",
+                                          start.opcode()));
+    }
+    AttrSet seen;
+    CalledComputations called;
+    if (allow_attributes &&
+        !ParseAttributes(comp, async_opcode, instr, &seen, &called)) {
+      return false;
+    }
+    return FinishAttributes(async_opcode, instr, comp, seen, called,
+                            opcode_offset);
+  }
+  // The start's shape: ((operands), result, state...).
+  const xla::ShapeProto& shape = instr->shape();
+  if (shape.element_type() != xla::TUPLE || shape.tuple_shapes_size() < 2 ||
+      shape.tuple_shapes(0).element_type() != xla::TUPLE) {
+    return Fail(opcode_offset,
+                absl::StrCat("the shape ((operands), result, ...) of ",
+                             wrapped_name, "-start"),
+                DescribeShape(shape));
+  }
+  // The wrapped computation, named as XLA's parser names it: parameters
+  // async_param, the op async_op, the computation async_wrapped (each made
+  // unique).
+  ComputationState w;
+  std::string name = "async_wrapped";
+  for (int64_t k = 1; computation_by_name_.contains(name); ++k) {
+    name = absl::StrCat("async_wrapped.", k);
+  }
+  made_names_.push_back(name);
+  w.proto->set_name(name);
+  for (int i = 0; i < instr->operand_ids_size(); ++i) {
+    auto* p = w.proto->add_instructions();
+    p->set_opcode("parameter");
+    p->set_parameter_number(i);
+    *p->mutable_shape() = At(comp, instr->operand_ids(i)).shape();
+    p->set_name(UniqueInstructionName("async_param"));
+    w.name_offsets.push_back(opcode_offset);
+    w.shape_text.emplace_back();
+  }
+  auto op = std::make_unique<xla::HloInstructionProto>();
+  op->set_opcode(wrapped_name);
+  *op->mutable_shape() = shape.tuple_shapes(1);
+  for (int i = 0; i < instr->operand_ids_size(); ++i) op->add_operand_ids(i);
+  AttrSet seen;
+  CalledComputations called;
+  sugared_start_ = true;
+  const bool ok = !allow_attributes ||
+                  ParseAttributes(comp, wrapped, op.get(), &seen, &called);
+  sugared_start_ = false;
+  if (!ok || !FinishAttributes(wrapped, op.get(), w, seen, called, opcode_offset)) {
+    return false;
+  }
+  // The start's own attributes, and those XLA keeps on both.
+  instr->set_async_execution_thread(op->async_execution_thread());
+  op->clear_async_execution_thread();
+  instr->mutable_output_operand_aliasing()->Swap(
+      op->mutable_output_operand_aliasing());
+  if (op->has_sharding()) instr->mutable_sharding()->Swap(op->mutable_sharding());
+  op->clear_sharding();
+  instr->mutable_control_predecessor_ids()->Swap(op->mutable_control_predecessor_ids());
+  if (op->has_parameter_replication()) {
+    instr->mutable_parameter_replication()->Swap(op->mutable_parameter_replication());
+    op->clear_parameter_replication();
+  }
+  // The wrapped op keeps copies of metadata, backend_config and origin,
+  // as XLA's parser gives them. Frontend attributes and statistics stay on
+  // the start alone: the sugared line prints the wrapped op's beside the
+  // start's, so copies would print twice.
+  if (op->has_frontend_attributes()) {
+    instr->mutable_frontend_attributes()->Swap(op->mutable_frontend_attributes());
+    op->clear_frontend_attributes();
+  }
+  if (op->has_statistics_viz()) {
+    instr->mutable_statistics_viz()->Swap(op->mutable_statistics_viz());
+    op->clear_statistics_viz();
+  }
+  if (op->has_metadata()) *instr->mutable_metadata() = op->metadata();
+  if (!op->backend_config().empty()) instr->set_backend_config(op->backend_config());
+  if (op->has_original_value()) *instr->mutable_original_value() = op->original_value();
+  op->set_name(UniqueInstructionName("async_op"));
+  const int64_t root = w.proto->instructions_size();
+  w.proto->mutable_instructions()->AddAllocated(op.release());
+  w.proto->set_root_id(root);
+  const int64_t index = static_cast<int64_t>(done_.size());
+  computation_by_name_.emplace(made_names_.back(), index);
+  done_.push_back(std::move(w.proto));
+  done_name_offsets_.push_back(std::move(w.name_offsets));
+  instr->add_called_computation_ids(index);
   return true;
 }
 

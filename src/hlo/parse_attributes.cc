@@ -54,6 +54,7 @@ constexpr AttrName kAttrNames[] = {
     {"async_execution_thread", Attr::kAsyncExecutionThread},
     {"output_to_operand_aliasing", Attr::kOutputToOperandAliasing},
     {"cross_program_prefetch_index", Attr::kCrossProgramPrefetchIndex},
+    {"is_cross_program_prefetch", Attr::kIsCrossProgramPrefetch},
     {"inferred_dimension", Attr::kInferredDimension},
     {"is_stable", Attr::kIsStable},
     {"condition", Attr::kCondition},
@@ -201,7 +202,8 @@ bool Allowed(O op, Attr a) {
       return In(op, {O::kAsyncStart, O::kAsyncUpdate, O::kAsyncDone});
     case Attr::kOutputToOperandAliasing:
       return In(op, {O::kAsyncStart, O::kFusion, O::kCustomCall});
-    case Attr::kCrossProgramPrefetchIndex: return op == O::kCopyStart;
+    case Attr::kCrossProgramPrefetchIndex: case Attr::kIsCrossProgramPrefetch:
+      return op == O::kCopyStart;
     case Attr::kInferredDimension: return op == O::kReshape;
     case Attr::kIsStable: return op == O::kSort;
     case Attr::kCondition: case Attr::kBody: return op == O::kWhile;
@@ -419,7 +421,11 @@ bool Parser::ParseAttributes(ComputationState& comp, HloOpcode opcode,
     if (kind() != Tok::kIdent) return Expect("an attribute name");
     const absl::string_view name = text();
     auto it = AttrByName().find(name);
-    if (it == AttrByName().end() || !Allowed(opcode, it->second)) {
+    const bool start_attr =
+        sugared_start_ && it != AttrByName().end() &&
+        (it->second == Attr::kAsyncExecutionThread ||
+         it->second == Attr::kOutputToOperandAliasing);
+    if (it == AttrByName().end() || (!Allowed(opcode, it->second) && !start_attr)) {
       return Fail(name_offset,
                   absl::StrCat("an attribute of ", instr->opcode(), " (",
                                AllowedList(opcode), ")"),
@@ -427,7 +433,7 @@ bool Parser::ParseAttributes(ComputationState& comp, HloOpcode opcode,
                                                         : "attribute ",
                                Quote(name)));
     }
-    const Attr attr = it->second;
+    const Attr attr = it == AttrByName().end() ? Attr::kNumAttrs : it->second;
     lexer_.Advance();
     if (!Consume(Tok::kEqual, absl::StrCat("\"=\" after ", name))) return false;
     if ((*seen)[static_cast<size_t>(attr)]) {
@@ -739,8 +745,8 @@ bool Parser::ParseSingleSharding(xla::OpSharding* out) {
       return Fail(begin, "one device in a maximal sharding",
                   absl::StrCat(devices.size()));
     }
+    // As current XLA's HloSharding::ToProto: the device, no dimensions.
     out->set_type(xla::OpSharding::MAXIMAL);
-    out->add_tile_assignment_dimensions(1);
     out->add_tile_assignment_devices(devices[0]);
     return true;
   }
@@ -1259,6 +1265,11 @@ bool Parser::ParseAttributeValue(ComputationState& comp, HloOpcode opcode,
       if (!ParseInt32(&v32)) return false;
       instr->set_cross_program_prefetch_index(v32);
       return true;
+    case Attr::kIsCrossProgramPrefetch:
+      // Older XLA's spelling of a cross-program prefetch (index 0).
+      if (!ParseBool(&b)) return false;
+      instr->set_is_cross_program_prefetch(b);
+      return true;
     case Attr::kInferredDimension:
       // A hint of XLA's reshape with no proto field.
       return ParseInt64(&v);
@@ -1632,12 +1643,25 @@ bool Parser::ParseAttributeValue(ComputationState& comp, HloOpcode opcode,
             return Fail(f_at, "domain kind \"sharding\"", Quote(k));
           }
           has_kind = true;
-        } else if (f == "entry") {
-          if (!ParseSharding(instr->mutable_domain_entry_sharding())) return false;
-          has_entry = true;
-        } else if (f == "exit") {
-          if (!ParseSharding(instr->mutable_domain_exit_sharding())) return false;
-          has_exit = true;
+        } else if (f == "entry" || f == "exit") {
+          // XLA prints the user side (domain_exit_sharding) as entry= and
+          // the operand side (domain_entry_sharding) as exit=; a side
+          // without a sharding as {}.
+          xla::OpSharding* side = f == "entry"
+                                      ? instr->mutable_domain_exit_sharding()
+                                      : instr->mutable_domain_entry_sharding();
+          if (kind() == Tok::kLbrace && lexer_.PeekNext().kind == Tok::kRbrace) {
+            lexer_.Advance();
+            lexer_.Advance();
+            if (f == "entry") {
+              instr->clear_domain_exit_sharding();
+            } else {
+              instr->clear_domain_entry_sharding();
+            }
+          } else if (!ParseSharding(side)) {
+            return false;
+          }
+          (f == "entry" ? has_entry : has_exit) = true;
         } else {
           return Fail(f_at, "kind=, entry= or exit=", Quote(f));
         }
@@ -1844,6 +1868,8 @@ bool Parser::FinishAttributes(HloOpcode opcode, xla::HloInstructionProto* instr,
     case O::kReduceWindow: case O::kSelectAndScatter:
       instr->mutable_window();
       break;
+    case O::kCholesky: instr->mutable_cholesky_options(); break;
+    case O::kTriangularSolve: instr->mutable_triangular_solve_options(); break;
     default:
       break;
   }

@@ -39,7 +39,8 @@ enum class Attr : uint8_t {
   kResultAccuracy, kIotaDimension, kK, kLargest, kReplicaGroups, kChannelId,
   kDimensions, kConstrainLayout, kUseGlobalDeviceIds, kToApply, kMode,
   kSourceTargetPairs, kSliceSizes, kCalls, kAsyncExecutionThread,
-  kOutputToOperandAliasing, kCrossProgramPrefetchIndex, kInferredDimension,
+  kOutputToOperandAliasing, kCrossProgramPrefetchIndex, kIsCrossProgramPrefetch,
+  kInferredDimension,
   kIsStable, kCondition, kBody, kIsHostTransfer, kIndex, kIsComposite,
   kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount, kConvKind,
   kOperandPrecision, kFftType, kFftLength, kLeftSide, kLower, kUnitDiagonal,
@@ -194,6 +195,11 @@ class Parser {
                             absl::string_view shape_text, bool allow_attributes,
                             int64_t* position);
   bool ParseOperands(ComputationState& comp, xla::HloInstructionProto* instr);
+  // `<op>-start(...)`, `<op>-update(...)`, `<op>-done(...)`: XLA's async
+  // syntax sugar. A start gets a computation of one `<op>` made for it.
+  bool ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
+                         HloOpcode wrapped, xla::HloInstructionProto* instr,
+                         size_t opcode_offset, bool allow_attributes);
   // The position of `name` in comp, or fail.
   bool LookUp(const ComputationState& comp, absl::string_view name,
               size_t name_offset, int64_t* position);
@@ -207,6 +213,9 @@ class Parser {
   Lexer lexer_;
   HloParseOptions options_;
   xla::ShapeProto scratch_shape_;  // operand shapes, reused
+  // Reading the attributes of a sugared async-start (`negate-start(...)`):
+  // the wrapped op's, and the start's own.
+  bool sugared_start_ = false;
   absl::Status status_;
   int depth_ = 0;
 
