@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/util/field_comparator.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,6 +51,10 @@ inline std::string DiffModules(const xla::HloModuleProto& a,
     return it == m.end() ? absl::StrCat("<id ", id, ">") : it->second;
   };
   google::protobuf::util::MessageDifferencer md;
+  // NaN equals NaN here (literals of real modules hold NaN constants).
+  google::protobuf::util::DefaultFieldComparator comparator;
+  comparator.set_treat_nan_as_equal(true);
+  md.set_field_comparator(&comparator);
   if (options.equivalent) {
     md.set_message_field_comparison(
         google::protobuf::util::MessageDifferencer::EQUIVALENT);

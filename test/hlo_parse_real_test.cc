@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
+#include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/print.h"
 #include "decomposed/hlo/text.h"
 #include "decomposed/hlo/validate.h"
 #include "hlo_compare_util.h"
@@ -232,6 +234,78 @@ TEST(HloParseRealTest, TextTwinsOfBinaryProtosAgree) {
             : "";
     EXPECT_EQ(testing::DiffModules(t->module, proto, o), expected) << text_path;
   }
+}
+
+}  // namespace
+}  // namespace decomposed::hlo
+
+namespace decomposed::hlo {
+namespace {
+
+// What hlo/print.h does not print yet that XLA does: the module's stack
+// frame index (FileNames ... StackFrames) and metadata's stack_frame_id,
+// source_end_line, source_column and source_end_column.
+void DropWhatThePrinterDoesNotPrint(xla::HloModuleProto* m) {
+  m->clear_stack_frame_index();
+  for (auto& c : *m->mutable_computations()) {
+    for (auto& i : *c.mutable_instructions()) {
+      if (!i.has_metadata()) continue;
+      xla::OpMetadata* md = i.mutable_metadata();
+      md->clear_stack_frame_id();
+      md->clear_source_end_line();
+      md->clear_source_column();
+      md->clear_source_end_column();
+    }
+  }
+}
+
+// Every real text parsed, printed in each style and parsed again: the same
+// module (the short style drops metadata and control predecessors).
+TEST(HloParseRealTest, RealTextsSurvivePrintAndParse) {
+  const fs::path dir = RealDir();
+  if (!fs::exists(dir / "SOURCES.json")) GTEST_SKIP() << "no " << dir;
+  int modules = 0;
+  for (const std::string& rel : HloTextFiles(dir)) {
+    const std::string text = ReadFile(dir / rel);
+    std::vector<std::string> parts;
+    if (text.find("## BEGIN_GRAPH\n") != std::string::npos) {
+      parts = SplitTensorsFile(text);
+    } else {
+      parts.push_back(text);
+    }
+    for (size_t k = 0; k < parts.size(); ++k) {
+      absl::StatusOr<ParsedHloText> t = ParseHloText(parts[k]);
+      ASSERT_TRUE(t.ok()) << rel;
+      absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
+      ASSERT_TRUE(m.ok()) << rel << ": " << m.status();
+      for (HloTextStyle style : {HloTextStyle::kLong, HloTextStyle::kModern,
+                                 HloTextStyle::kShort}) {
+        HloPrintOptions options;
+        options.style = style;
+        options.print_large_constants = true;
+        const std::string printed = PrintHloModuleToString(**m, options, &t->extras);
+        ASSERT_FALSE(printed.empty()) << rel;
+        absl::StatusOr<ParsedHloText> back = ParseHloText(printed);
+        ASSERT_TRUE(back.ok()) << rel << " (style " << static_cast<int>(style)
+                               << "): " << back.status().message().substr(0, 300);
+        testing::DiffOptions diff;
+        if (style == HloTextStyle::kShort) {
+          diff.ignored_instruction_fields = {"metadata"};
+          diff.ignore_control_predecessors = true;
+        }
+        xla::HloModuleProto want = t->module;
+        DropWhatThePrinterDoesNotPrint(&want);
+        const std::string d = testing::DiffModules(want, back->module, diff);
+        EXPECT_EQ(d.substr(0, 2000), "") << rel << " (style " << static_cast<int>(style) << ")";
+        EXPECT_EQ(back->extras.config_attributes, t->extras.config_attributes) << rel;
+        EXPECT_EQ(back->extras.has_entry_computation_layout,
+                  t->extras.has_entry_computation_layout)
+            << rel;
+      }
+      ++modules;
+    }
+  }
+  EXPECT_GE(modules, 63 + 81);
 }
 
 }  // namespace

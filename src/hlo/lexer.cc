@@ -1,6 +1,7 @@
 #include "lexer.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace decomposed::hlo::internal {
 
@@ -11,7 +12,7 @@ Token Lexer::Lex(size_t& pos) const {
     // Whitespace and comments.
     while (pos < n) {
       const char c = s[pos];
-      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      if (IsSpace(static_cast<unsigned char>(c))) {
         ++pos;
         continue;
       }
@@ -110,9 +111,19 @@ Token Lexer::Lex(size_t& pos) const {
       }
       case '"':
       case '\'': {
+        // The closing quote: memchr to the next quote, then count the
+        // backslashes before it (an odd number escapes it).
         size_t p = pos + 1;
-        while (p < n && s[p] != static_cast<char>(c)) {
-          if (s[p] == '\\') ++p;
+        while (true) {
+          const void* q = p < n ? std::memchr(s + p, c, n - p) : nullptr;
+          if (q == nullptr) {
+            p = n;
+            break;
+          }
+          p = static_cast<size_t>(static_cast<const char*>(q) - s);
+          size_t back = 0;
+          while (p - back > pos + 1 && s[p - back - 1] == '\\') ++back;
+          if (back % 2 == 0) break;
           ++p;
         }
         if (p >= n) {

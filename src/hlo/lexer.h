@@ -125,15 +125,38 @@ class Lexer {
   Token current_;
 };
 
-// Identifier bytes after the first: [A-Za-z0-9_.-].
+// Byte classes, by table: the lexer's inner loops test one byte at a time.
+enum : uint8_t {
+  kIdentStartClass = 1,  // [A-Za-z_]
+  kIdentClass = 2,       // [A-Za-z0-9_.-]
+  kDigitClass = 4,       // [0-9]
+  kSpaceClass = 8,       // space, \t, \n, \r
+};
+struct ByteClasses {
+  uint8_t c[256] = {};
+  constexpr ByteClasses() {
+    for (int i = 0; i < 256; ++i) {
+      const bool alpha = (i >= 'a' && i <= 'z') || (i >= 'A' && i <= 'Z');
+      const bool digit = i >= '0' && i <= '9';
+      uint8_t v = 0;
+      if (alpha || i == '_') v |= kIdentStartClass;
+      if (alpha || digit || i == '_' || i == '.' || i == '-') v |= kIdentClass;
+      if (digit) v |= kDigitClass;
+      if (i == ' ' || i == '\t' || i == '\n' || i == '\r') v |= kSpaceClass;
+      c[i] = v;
+    }
+  }
+};
+inline constexpr ByteClasses kByteClasses{};
+
 inline bool IsIdentChar(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  return kByteClasses.c[c] & kIdentClass;
 }
 inline bool IsIdentStart(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  return kByteClasses.c[c] & kIdentStartClass;
 }
-inline bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+inline bool IsDigit(unsigned char c) { return kByteClasses.c[c] & kDigitClass; }
+inline bool IsSpace(unsigned char c) { return kByteClasses.c[c] & kSpaceClass; }
 
 // A token as an error message shows it: `"add.3"`, `"{"`, `end of input`,
 // `byte 0x01`; long tokens cut to 40 bytes with "...".

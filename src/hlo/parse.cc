@@ -95,7 +95,8 @@ bool Parser::ParseHeaderAttributes() {
     if (kind() != Tok::kIdent) return Expect("a module attribute name");
     const absl::string_view name = text();
     lexer_.Advance();
-    if (!Consume(Tok::kEqual, absl::StrCat("\"=\" after ", name))) return false;
+    if (kind() != Tok::kEqual) return Expect(absl::StrCat("\"=\" after ", name));
+    lexer_.Advance();
     if (!seen.insert(name).second) {
       return Fail(name_offset, "each module attribute once",
                   absl::StrCat(Quote(name), " again"));
@@ -475,7 +476,8 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
     }
     if (!op.has_value()) return Expect("an opcode");
   }
-  instr->set_opcode(std::string(HloOpcodeString(*op)));
+  const std::string_view opcode_name = HloOpcodeString(*op);
+  instr->set_opcode(opcode_name.data(), opcode_name.size());
   lexer_.Advance();
   const HloOpcode opcode = *op;
   const size_t operands_offset = offset();
@@ -551,7 +553,8 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
                 absl::StrCat(Quote(name), ", defined at line ", line,
                              ", column ", column));
   }
-  instr->set_name(UniqueInstructionName(name));
+  const absl::string_view unique = UniqueInstructionName(name);
+  instr->set_name(unique.data(), unique.size());
   *position = comp.proto->instructions_size();
   comp.proto->mutable_instructions()->AddAllocated(instr.release());
   if (!scope_name.empty()) comp.scope.emplace(scope_name, *position);
@@ -624,7 +627,8 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
     p->set_opcode("parameter");
     p->set_parameter_number(i);
     *p->mutable_shape() = At(comp, instr->operand_ids(i)).shape();
-    p->set_name(UniqueInstructionName("async_param"));
+    const absl::string_view param_name = UniqueInstructionName("async_param");
+    p->set_name(param_name.data(), param_name.size());
     w.name_offsets.push_back(opcode_offset);
     w.shape_text.emplace_back();
   }
@@ -668,7 +672,8 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
   if (op->has_metadata()) *instr->mutable_metadata() = op->metadata();
   if (!op->backend_config().empty()) instr->set_backend_config(op->backend_config());
   if (op->has_original_value()) *instr->mutable_original_value() = op->original_value();
-  op->set_name(UniqueInstructionName("async_op"));
+  const absl::string_view op_name = UniqueInstructionName("async_op");
+  op->set_name(op_name.data(), op_name.size());
   const int64_t root = w.proto->instructions_size();
   w.proto->mutable_instructions()->AddAllocated(op.release());
   w.proto->set_root_id(root);
@@ -703,6 +708,10 @@ bool Parser::ParseOperands(ComputationState& comp,
     xla::ShapeProto* declared = nullptr;
     size_t declared_offset = 0;
     absl::string_view declared_text;
+    if (CanBeShape() && SkipKnownOperandShape(comp, &position)) {
+      instr->add_operand_ids(position);
+      continue;
+    }
     if (CanBeShape()) {
       declared_offset = offset();
       declared = &scratch_shape_;
@@ -748,10 +757,51 @@ bool Parser::ParseOperands(ComputationState& comp,
   return Consume(Tok::kRparen, "\",\" or \")\" after an operand");
 }
 
+// The long style's operand: `f32[2,3]{1,0} %x`. When the shape is written
+// as the operand's own definition wrote it, byte for byte, it is that
+// shape: the operand is taken without parsing it again. Anything else
+// (another spelling, a nested instruction, an unknown name) returns false
+// with the lexer where it was, for the full path.
+bool Parser::SkipKnownOperandShape(const ComputationState& comp,
+                                   int64_t* position) {
+  const absl::string_view src = lexer_.source();
+  const size_t begin = offset();
+  size_t p = begin;
+  int depth = 0;
+  for (; p < src.size(); ++p) {
+    const char c = src[p];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return false;
+    } else if (depth == 0 && (IsSpace(static_cast<unsigned char>(c)) || c == ',')) {
+      break;
+    }
+  }
+  if (p >= src.size() || src[p] == ',') return false;
+  const absl::string_view shape_text = src.substr(begin, p - begin);
+  lexer_.Reset(p);
+  if (kind() == Tok::kName ||
+      (kind() == Tok::kIdent && lexer_.PeekNext().kind != Tok::kLparen)) {
+    auto it = comp.scope.find(text());
+    if (it != comp.scope.end() &&
+        comp.shape_text[static_cast<size_t>(it->second)] == shape_text) {
+      const Tok next = lexer_.PeekNext().kind;
+      if (next == Tok::kComma || next == Tok::kRparen) {
+        *position = it->second;
+        lexer_.Advance();
+        return true;
+      }
+    }
+  }
+  lexer_.Reset(begin);
+  return false;
+}
+
 // XLA's NameUniquer: a name already used in the module gets the first free
 // numeric suffix after its root (`x` -> `x.1`, `add.3` -> `add.4`).
-std::string Parser::UniqueInstructionName(absl::string_view name) {
-  if (instruction_names_.insert(name).second) return std::string(name);
+absl::string_view Parser::UniqueInstructionName(absl::string_view name) {
+  if (instruction_names_.insert(name).second) return name;
   absl::string_view root = name;
   if (const size_t dot = name.rfind('.');
       dot != absl::string_view::npos && dot > 0 && dot + 1 < name.size()) {

@@ -315,13 +315,13 @@ bool Parser::ParseInt64(int64_t* out, absl::string_view what) {
 }
 
 bool Parser::ParseInt32(int32_t* out, absl::string_view what) {
-  const size_t at = offset();
-  const std::string found = Found();
+  const Token token = lexer_.current();
   int64_t v = 0;
   if (!ParseInt64(&v, what)) return false;
   if (v < std::numeric_limits<int32_t>::min() ||
       v > std::numeric_limits<int32_t>::max()) {
-    return Fail(at, absl::StrCat(what, " in [-2^31, 2^31)"), found);
+    return Fail(token.begin, absl::StrCat(what, " in [-2^31, 2^31)"),
+                DescribeToken(lexer_, token));
   }
   *out = static_cast<int32_t>(v);
   return true;
@@ -371,20 +371,30 @@ bool Parser::ParseDouble(double* out, absl::string_view what) {
 bool Parser::ParseString(std::string* out) {
   if (kind() != Tok::kString) return Expect("a quoted string");
   const absl::string_view t = text();
-  std::string error;
-  if (!absl::CUnescape(t.substr(1, t.size() - 2), out, &error)) {
-    return Expect(absl::StrCat("a string with valid escapes (", error, ")"));
+  const absl::string_view body = t.substr(1, t.size() - 2);
+  if (body.find('\\') == absl::string_view::npos) {
+    out->assign(body.data(), body.size());
+  } else {
+    std::string error;
+    if (!absl::CUnescape(body, out, &error)) {
+      return Expect(absl::StrCat("a string with valid escapes (", error, ")"));
+    }
   }
   lexer_.Advance();
   return true;
 }
 
 bool Parser::ParseInt64List(std::vector<int64_t>* out, Tok open, Tok close) {
-  const char* open_s = open == Tok::kLbrace ? "\"{\"" : "\"[\"";
-  const char* close_s = close == Tok::kRbrace ? "\"}\"" : "\"]\"";
-  if (!Consume(open, absl::StrCat(open_s, " to start a list of integers"))) {
-    return false;
+  const char* open_s = open == Tok::kLbrace    ? "\"{\""
+                       : open == Tok::kLsquare ? "\"[\""
+                                               : "\"(\"";
+  const char* close_s = close == Tok::kRbrace    ? "\"}\""
+                        : close == Tok::kRsquare ? "\"]\""
+                                                 : "\")\"";
+  if (kind() != open) {
+    return Expect(absl::StrCat(open_s, " to start a list of integers"));
   }
+  lexer_.Advance();
   if (kind() != close) {
     do {
       int64_t v = 0;
@@ -392,7 +402,11 @@ bool Parser::ParseInt64List(std::vector<int64_t>* out, Tok open, Tok close) {
       out->push_back(v);
     } while (EatIf(Tok::kComma));
   }
-  return Consume(close, absl::StrCat("\",\" or ", close_s, " in a list of integers"));
+  if (kind() != close) {
+    return Expect(absl::StrCat("\",\" or ", close_s, " in a list of integers"));
+  }
+  lexer_.Advance();
+  return true;
 }
 
 bool Parser::ParseInt64ListList(std::vector<std::vector<int64_t>>* out) {
@@ -435,7 +449,8 @@ bool Parser::ParseAttributes(ComputationState& comp, HloOpcode opcode,
     }
     const Attr attr = it == AttrByName().end() ? Attr::kNumAttrs : it->second;
     lexer_.Advance();
-    if (!Consume(Tok::kEqual, absl::StrCat("\"=\" after ", name))) return false;
+    if (kind() != Tok::kEqual) return Expect(absl::StrCat("\"=\" after ", name));
+    lexer_.Advance();
     if ((*seen)[static_cast<size_t>(attr)]) {
       return Fail(name_offset, "each attribute once",
                   absl::StrCat(Quote(name), " again"));
@@ -528,7 +543,8 @@ bool Parser::ParseMetadata(xla::OpMetadata* out) {
     if (kind() != Tok::kIdent) return Expect("a metadata field or \"}\"");
     const absl::string_view f = text();
     lexer_.Advance();
-    if (!Consume(Tok::kEqual, absl::StrCat("\"=\" after ", f))) return false;
+    if (kind() != Tok::kEqual) return Expect(absl::StrCat("\"=\" after ", f));
+    lexer_.Advance();
     if (!seen.insert(f).second) {
       return Fail(at, "each metadata field once", absl::StrCat(Quote(f), " again"));
     }
@@ -821,7 +837,8 @@ bool Parser::ParseWindow(xla::Window* out) {
     if (kind() != Tok::kIdent) return Expect("a window field or \"}\"");
     const absl::string_view f = text();
     lexer_.Advance();
-    if (!Consume(Tok::kEqual, absl::StrCat("\"=\" after ", f))) return false;
+    if (kind() != Tok::kEqual) return Expect(absl::StrCat("\"=\" after ", f));
+    lexer_.Advance();
     if (!seen.insert(f).second) {
       return Fail(at, "each window field once", absl::StrCat(Quote(f), " again"));
     }

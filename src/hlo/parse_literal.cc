@@ -388,10 +388,11 @@ bool Parser::ParseLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out) 
         return false;
       }
     }
-    if (!Consume(Tok::kRparen, absl::StrCat("\")\" after ", shape.tuple_shapes_size(),
-                                            " tuple elements"))) {
-      return false;
+    if (kind() != Tok::kRparen) {
+      return Expect(absl::StrCat("\")\" after ", shape.tuple_shapes_size(),
+                                 " tuple elements"));
     }
+    lexer_.Advance();
     Leave();
     return true;
   }
@@ -409,6 +410,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
   const ValueKind vk = KindOfType(type);
   const PT pt = static_cast<PT>(type);
   const std::string described = DescribeShape(shape);
+  const std::string number_for = absl::StrCat("a number for ", described);
   // Values as written, in row-major order. Nothing is reserved from the
   // shape: the vectors grow with the text.
   std::vector<uint64_t> bits;   // pred, integers, f16/bf16/f32/f64 encodings
@@ -424,7 +426,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
   auto parse_real = [&](double* v, std::optional<uint64_t>* payload) -> bool {
     const size_t at = offset();
     const bool is_nan = IsIdent("nan") || IsIdent("-nan");
-    if (!ParseDouble(v, absl::StrCat("a number for ", described))) return false;
+    if (!ParseDouble(v, number_for)) return false;
     if (is_nan && kind() == Tok::kLparen &&
         lexer_.current().begin == lexer_.prev_end()) {
       // nan(0x7fc00001): the payload in the element type's mantissa bits.

@@ -195,6 +195,7 @@ class Parser {
                             absl::string_view shape_text, bool allow_attributes,
                             int64_t* position);
   bool ParseOperands(ComputationState& comp, xla::HloInstructionProto* instr);
+  bool SkipKnownOperandShape(const ComputationState& comp, int64_t* position);
   // `<op>-start(...)`, `<op>-update(...)`, `<op>-done(...)`: XLA's async
   // syntax sugar. A start gets a computation of one `<op>` made for it.
   bool ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
@@ -207,7 +208,9 @@ class Parser {
                                      int64_t position) const {
     return comp.proto->instructions(static_cast<int>(position));
   }
-  std::string UniqueInstructionName(absl::string_view name);
+  // The name itself, or a new one made unique; stays valid while the
+  // parser lives.
+  absl::string_view UniqueInstructionName(absl::string_view name);
   bool Finish(ParsedHloText* out);
 
   Lexer lexer_;
