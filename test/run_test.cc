@@ -151,15 +151,45 @@ TEST(ModuleFileTest, TextIsDetected) {
   const std::string text =
       "HloModule m\n\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n";
   absl::StatusOr<ModuleFile> t = ReadModuleFile(dir.Write("m.hlo", text));
-  if (HloTextSupported()) {
-    ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_EQ(t->form, ModuleFileForm::kHloText);
-  } else {
-    ASSERT_FALSE(t.ok());
-    EXPECT_EQ(t.status().code(), absl::StatusCode::kUnimplemented);
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr("HLO text parser"));
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr("m.hlo"));
-  }
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->form, ModuleFileForm::kHloText);
+  ASSERT_EQ(t->module.computations_size(), 1);
+}
+
+// The example's module as HLO text (examples/make_example.py's docstring),
+// run on the example's inputs and checked against its recorded output.
+TEST(ModuleFileTest, HloTextRuns) {
+  TempDir dir;
+  const std::string text =
+      "HloModule example, entry_computation_layout={(f32[2,3]{1,0}, s32[4]{0})->"
+      "(f32[2,3]{1,0})}\n\n"
+      "ENTRY main {\n"
+      "  x = f32[2,3]{1,0} parameter(0)\n"
+      "  y = s32[4]{0} parameter(1)\n"
+      "  two = f32[] constant(2)\n"
+      "  twos = f32[2,3]{1,0} broadcast(two), dimensions={}\n"
+      "  product = f32[2,3]{1,0} multiply(x, twos), metadata={op_type=\"mul\" "
+      "op_name=\"example/twice\" source_file=\"examples/make_example.py\" "
+      "source_line=112}\n"
+      "  ROOT result = (f32[2,3]{1,0}) tuple(product)\n"
+      "}\n";
+  const std::string path = dir.Write("example.hlo", text);
+  absl::StatusOr<ModuleFile> m = ReadModuleFile(path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->form, ModuleFileForm::kHloText);
+  EXPECT_EQ(m->module.name(), "example");
+  RunRequest req;
+  req.source.snapshot = kExample;
+  req.source.module = path;
+  req.check = RunCheck::kCompare;
+  absl::StatusOr<RunReport> r = RunSnapshot(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->module_source, "HLO text " + path);
+  EXPECT_TRUE(r->pass());
+  // A text that does not parse: the parser's line:column, and the file.
+  absl::StatusOr<ModuleFile> bad = ReadModuleFile(dir.Write("bad.hlo", "HloModule m\n\nENTRY {\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("bad.hlo"));
 }
 
 TEST(ModuleFileTest, NeitherFormSaysWhatEachReadingFound) {

@@ -9,22 +9,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/hlo/parse.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/limits.h"
 #include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 #include "google/protobuf/stubs/logging.h"
-
-// HLO text: the parser (hlo/parse.h) is its own piece of the hlo layer.
-// HLO-TEXT-PARSER: when the header is present, text is parsed; without
-// it a text file is reported as needing the parser.
-#if __has_include("decomposed/hlo/parse.h")
-#include "decomposed/hlo/parse.h"
-#define DECOMPOSED_HAVE_HLO_PARSER 1
-#else
-#define DECOMPOSED_HAVE_HLO_PARSER 0
-#endif
 
 namespace decomposed {
 namespace {
@@ -66,22 +57,12 @@ absl::StatusOr<xla::HloModuleProto> SnapshotModule(std::string_view bytes,
 
 absl::StatusOr<ModuleFile> FromText(std::string_view bytes,
                                     std::string_view name) {
-#if DECOMPOSED_HAVE_HLO_PARSER
   absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(bytes);
   if (!t.ok()) return WithFile(t.status(), std::string(name));
   ModuleFile f;
   f.module = std::move(t->module);
   f.form = ModuleFileForm::kHloText;
   return f;
-#else
-  (void)bytes;
-  return WithFile(
-      absl::UnimplementedError(
-          "HLO text: reading it needs the HLO text parser (hlo/parse.h), "
-          "which this build does not have; give the module as an "
-          "HloModuleProto, an HloProto or a snapshot"),
-      std::string(name));
-#endif
 }
 
 std::string Quote(const absl::Status& s) {
@@ -100,8 +81,6 @@ std::string_view ModuleFileFormName(ModuleFileForm form) {
   }
   return "?";
 }
-
-bool HloTextSupported() { return DECOMPOSED_HAVE_HLO_PARSER != 0; }
 
 bool LooksLikeHloText(std::string_view head) {
   head = head.substr(0, kTextProbeBytes);

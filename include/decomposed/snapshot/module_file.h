@@ -10,7 +10,7 @@
 //   HloProto             a serialized HloProto (field 1: the module), as
 //                        XLA's --xla_dump_hlo_as_proto writes *.hlo.pb
 //   HLO text             XLA's text form (any of its three styles,
-//                        docs/hlo.md §2), through hlo/parse.h
+//                        docs/hlo.md §2), through hlo/parse.h (ParseHloText)
 //
 // Detection: text when the first 4 KiB hold no byte below 0x20 but tab,
 // newline, carriage return and form feed (every protobuf message above
@@ -32,8 +32,7 @@
 // decomposed or classic snapshot, or HLO text; read as HloModuleProto, ...;
 // read as HloProto, ...; read as a classic snapshot, ..."), a snapshot
 // without a module, the snapshot reader's errors, and the text parser's
-// (line:column). HLO text needs the parser (hlo/parse.h); a build without
-// it says so (kUnimplemented).
+// (line:column).
 //
 // Example:
 //   absl::StatusOr<decomposed::ModuleFile> m = decomposed::ReadModuleFile("model.hlo");
@@ -71,9 +70,6 @@ struct ModuleFile {
 // True when `head` (a file's first bytes, up to 4 KiB) reads as HLO text by
 // the rule above.
 bool LooksLikeHloText(std::string_view head);
-
-// True when this build can read HLO text (hlo/parse.h is present).
-bool HloTextSupported();
 
 // The module in the file at `path` ("-": standard input), by the rules
 // above.
