@@ -4,6 +4,11 @@
 // benchmarks (BM_Parse*) sit beside these, on the same module.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <malloc.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/module.h"
+#include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "decomposed/io/byte_sink.h"
@@ -116,7 +122,88 @@ BENCHMARK(BM_PrintLong)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PrintModern)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PrintShort)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-// BM_Parse*: the parser's benchmarks on the same module's text go here.
+// --- BM_Parse*: the parser (hlo/parse.h) on the same module's text ------------------
+
+// The module's text in a style, printed once.
+const std::string& BenchText(HloTextStyle style) {
+  static std::string texts[3];
+  std::string& t = texts[static_cast<int>(style)];
+  if (t.empty()) {
+    HloPrintOptions options;
+    options.style = style;
+    t = PrintHloModuleToString(BenchModule(), options);
+  }
+  return t;
+}
+
+// Resident memory from /proc/self/status ("VmRSS:" or "VmHWM:"), in bytes.
+int64_t ProcStatusBytes(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(key);
+  while (std::getline(in, line)) {
+    if (line.compare(0, n, key) == 0) return std::atoll(line.c_str() + n) * 1024;
+  }
+  return -1;
+}
+
+// Resets the peak resident size (VmHWM) to the current one (Linux >= 4.0).
+bool ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  return static_cast<bool>(out);
+}
+
+void ParseInStyle(benchmark::State& state, HloTextStyle style) {
+  const std::string& text = BenchText(style);
+  uint64_t bytes = 0;
+  int64_t peak = 0;
+  size_t proto_bytes = 0, proto_space = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    malloc_trim(0);  // what the last iteration freed goes back first
+    const int64_t before = ProcStatusBytes("VmRSS:");
+    const bool reset = ResetPeakRss();
+    state.ResumeTiming();
+    absl::StatusOr<ParsedHloText> parsed = ParseHloText(text);
+    state.PauseTiming();
+    if (!parsed.ok()) {
+      state.SkipWithError(std::string(parsed.status().message()).c_str());
+      return;
+    }
+    if (reset) peak = std::max(peak, ProcStatusBytes("VmHWM:") - before);
+    proto_bytes = parsed->module.ByteSizeLong();
+    proto_space = parsed->module.SpaceUsedLong();
+    bytes += text.size();
+    // Freeing the module is its holder's cost, not the parse's: outside
+    // the timing (it takes about a third of the parse's time again).
+    parsed = absl::UnknownError("freed");
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["text_MB"] = static_cast<double>(text.size()) / 1e6;
+  state.counters["proto_MB"] = static_cast<double>(proto_bytes) / 1e6;
+  state.counters["proto_in_memory_MB"] = static_cast<double>(proto_space) / 1e6;
+  // The peak resident memory the parse adds (the text not counted: it was
+  // resident before), against the serialized proto and against the proto
+  // objects in memory (protobuf's SpaceUsedLong: what any caller holding
+  // the parsed module holds).
+  state.counters["peak_rss_MB"] = static_cast<double>(peak) / 1e6;
+  state.counters["peak_rss_per_proto"] =
+      proto_bytes == 0 ? 0 : static_cast<double>(peak) / static_cast<double>(proto_bytes);
+  state.counters["peak_rss_per_proto_in_memory"] =
+      proto_space == 0 ? 0 : static_cast<double>(peak) / static_cast<double>(proto_space);
+}
+
+void BM_ParseLong(benchmark::State& state) { ParseInStyle(state, HloTextStyle::kLong); }
+void BM_ParseModern(benchmark::State& state) {
+  ParseInStyle(state, HloTextStyle::kModern);
+}
+void BM_ParseShort(benchmark::State& state) { ParseInStyle(state, HloTextStyle::kShort); }
+
+BENCHMARK(BM_ParseLong)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ParseModern)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ParseShort)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace decomposed::hlo

@@ -77,7 +77,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(2, ["bundle", "bogus"])
     expect(2, ["capture"])
     r = expect(0, ["--help"])
-    for c in ("unpack", "inspect", "verify", "pack", "convert", "capture",
+    for c in ("unpack", "inspect", "verify", "pack", "convert", "capture", "run",
               "bundle"):
         if c not in r.stdout:
             failures.append(f"decomposed --help does not list {c}")
@@ -106,7 +106,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         failures.append(f"unpack (auto): {r.stdout!r}")
     r = expect(1, ["unpack", "--snapshot-type=snapshot",
                    "--output-prefix=" + u, EXAMPLE], "unpack")
-    if ("this looks like a decomposed snapshot (region [0] box of 84 bytes "
+    if ("this looks like a decomposed snapshot (region [0] box of 403 bytes "
             "at byte 0); use --snapshot-type=decomposed") not in r.stderr:
         failures.append(f"unpack as classic: no hint in {r.stderr!r}")
     empty = os.path.join(tmp, "empty.bin")
@@ -121,7 +121,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
             failures.append(f"{args}: no 'empty file' in "
                             f"{(r.stdout + r.stderr)!r}")
     for cmd in (["unpack", "--output-prefix=" + u], ["verify"], ["stats"],
-                ["compare", EXAMPLE]):
+                ["compare", EXAMPLE], ["run"]):
         r = expect(0, [*cmd, "--progress", EXAMPLE])
         if f"{cmd[0]}: " not in r.stderr or "100%" not in r.stderr:
             failures.append(f"{cmd[0]} --progress: stderr {r.stderr!r}")
@@ -162,7 +162,8 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     for i in range(5):
         names.append(os.path.join(many, f"s{i}.dhs"))
         with open(EXAMPLE, "rb") as f, open(names[-1], "wb") as g:
-            g.write(f.read() if i != 2 else f.read()[:100])  # s2 is cut
+            # s2 is cut 4 bytes into input 0's body (at byte 416)
+            g.write(f.read() if i != 2 else f.read()[:420])
     for jobs in ("1", "3"):
         r = expect(1, ["verify", "-j", jobs, *names], "verify")
         # One verdict line per file, in input order (warning lines aside).
@@ -318,6 +319,59 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
            "bundle to-decomposed")
     expect(1, ["bundle", "to-decomposed", call, "--module", garbage,
                "-o", dec + "2"], "bundle to-decomposed")
+
+    # --- run ----------------------------------------------------------------------
+    r = expect(0, ["run", EXAMPLE, "--compare"])
+    if "PASS: 1 of 1 tensor pass" not in r.stdout:
+        failures.append(f"run --compare: {r.stdout!r}")
+    expect(0, ["run", "--compare", EXAMPLE])  # the one path is the snapshot
+    expect(0, ["run", EXAMPLE, "--output-prefix", os.path.join(tmp, "run") + "/"])
+    expect(0, ["run", EXAMPLE, "--to", "npz", os.path.join(tmp, "run.npz"), "--json"])
+    expect(0, ["run", "--module", module, "--inputs", u, "--compare", u])
+    expect(0, ["run", EXAMPLE, "--three-way"])
+    dump = os.path.join(tmp, "dump")
+    usage_errors("run", [EXAMPLE], [
+        ["--numerics=bogus", EXAMPLE],
+        [EXAMPLE, "--to", "zip", os.path.join(tmp, "o.zip")],
+        [EXAMPLE, "--output-prefix", u, "--to", "npz", os.path.join(tmp, "o.npz")],
+        [EXAMPLE, "--rtol", "0.1"],                  # needs --compare
+        [EXAMPLE, "--bins", "3", "--compare"],       # needs --three-way
+        [EXAMPLE, "--three-way", "--rtol", "0.1"],   # two-sided only
+        [EXAMPLE, "--three-way", "--numerics", "f32"],
+        [EXAMPLE, "--dump-filter", "x"],             # needs --dump
+        [EXAMPLE, "--dump", dump, "--dump-filter", "("],
+        [EXAMPLE, "--substitute", "no_equals_sign"],
+        [EXAMPLE, "--threads", "-1"],
+        ["--module", module],                        # no inputs
+        [EXAMPLE, EXAMPLE],
+    ])
+    expect(1, ["run", garbage], "run")
+    expect(1, ["run", missing], "run")
+    expect(1, ["run", "--module", garbage, "--inputs", u], "run")
+    r = expect(1, ["run", "--module", module, "--inputs", npy], "run")
+    if "expected 2 inputs" not in r.stderr:
+        failures.append(f"run with one input of two: {r.stderr!r}")
+    r = expect(1, ["run", EXAMPLE, "--substitute", "product=" + missing], "run")
+    # With a check, compare's codes: 1 a mismatch, 2 an error (no usage).
+    wrong = os.path.join(tmp, "wrong") + "/"
+    subprocess.run([CLI, "unpack", "--dump-snapshot-outputs", "--output-prefix", wrong,
+                    EXAMPLE], capture_output=True, env=ENV)
+    with open(wrong + "snapshot_output0.npy", "r+b") as f:
+        f.seek(-4, 2)
+        f.write(b"\x00\x00\xe0\x40")  # 6 -> 7
+    for args, rc in ((["run", EXAMPLE, "--compare", wrong], 1),
+                     (["run", EXAMPLE, "--compare", missing], 2),
+                     (["run", garbage, "--compare"], 2),
+                     (["run", EXAMPLE, "--three-way", "--compare", missing], 2)):
+        r = run(args)
+        counts[rc] += 1
+        if r.returncode != rc or (rc == 2 and (not r.stderr.startswith("decomposed run: ")
+                                              or "Usage:" in r.stderr)):
+            failures.append(f"decomposed {' '.join(args)}: exit {r.returncode}, want {rc}; "
+                            f"stderr {r.stderr[-300:]!r}")
+    r = run(["run", EXAMPLE, "--compare", wrong])
+    if "tensor 0: 1 / 6 elements mismatch" not in r.stdout:
+        failures.append(f"run --compare (mismatch): {r.stdout!r}")
 
 for f in failures:
     print("FAIL", f)

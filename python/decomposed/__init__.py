@@ -39,7 +39,7 @@ from ._decomposed import FormatError, Literal, LiteralList
 __all__ = [
     "FormatError", "File", "Literal", "LiteralList", "open", "write",
     "unpack", "verify", "inspect", "convert", "compare", "stats",
-    "three_way", "bundle", "capture", "plot",
+    "three_way", "bundle", "capture", "plot", "run",
 ]
 
 # --- dtypes --------------------------------------------------------------------
@@ -387,6 +387,86 @@ def stats(*paths, inputs=False, dtypes=None):
     """`decomposed stats --json` as a dict over every tensor of `paths`."""
     return _json.loads(_decomposed._stats_json(
         [_os.fspath(p) for p in paths], bool(inputs), _dtype_map(dtypes)))
+
+
+def _source_path(x):
+    """A path for a snapshot given as a path, a decomposed.File or an open
+    file object (read again through /dev/fd)."""
+    if isinstance(x, File):
+        return x.path
+    if hasattr(x, "fileno") and not isinstance(x, (str, bytes)):
+        return f"/dev/fd/{x.fileno()}"
+    return _os.fspath(x)
+
+
+def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
+        custom_calls=None, dump=None, dump_filter=None, substitute=None,
+        threads=0, dtypes=None):
+    """Runs a snapshot's module on the CPU evaluator (`decomposed run`) and
+    returns its outputs, one NumPy array per element of a tuple root.
+
+    path_or_file: a decomposed or classic snapshot (a path, a File from
+    open(), or an open file object); its module and inputs are used unless
+    given. module: a module instead of the snapshot's: a path (an
+    HloModuleProto, an HloProto, a snapshot or HLO text, detected by
+    content), HloModuleProto bytes, or a message with SerializeToString().
+    inputs: the inputs instead of the snapshot's: a sequence of NumPy arrays
+    or torch tensors (used without a copy; an array holding the bit patterns
+    of a type NumPy lacks, uint16 for bf16 and so on, takes its parameter's
+    type, or name it in dtypes={index: "bf16"}), or a path of any side
+    `compare` reads (a snapshot's inputs, an unpack directory, a bundle call
+    directory, an .npz, .npy files). Each must have its parameter's type and
+    shape. numerics: "xla", "f32" or "neuron" (docs/eval.md §3).
+    custom_calls: {target: fn}: fn(*operands) gets NumPy arrays (read-only
+    where the evaluator shares them) and returns the result, an array of the
+    result's type (a sequence of arrays for a tuple result); its exceptions
+    propagate. dump: a directory that gets every evaluated instruction's
+    value as <computation>/<instruction>.npy and index.json (dump_filter: a
+    regex on names and op_names). substitute: {instruction name: array or
+    .npy path}, used instead of evaluating that instruction. The GIL is
+    released while the module runs. Raises FormatError for bad input and
+    unrunnable ops (the message names the instruction), OSError for I/O
+    errors."""
+    snapshot = None if path_or_file is None else _source_path(path_or_file)
+    mod = module
+    if mod is not None and hasattr(mod, "SerializeToString"):
+        mod = mod.SerializeToString()
+    elif mod is not None and not isinstance(mod, (bytes, bytearray, memoryview)):
+        mod = _os.fspath(mod)
+    ins = None
+    keep = []
+    if inputs is not None:
+        if isinstance(inputs, (str, bytes, _os.PathLike)):
+            ins = _os.fspath(inputs)
+        else:
+            ins = []
+            named = {int(k): v for k, v in (dtypes or {}).items()}
+            for i, x in enumerate(inputs):
+                if isinstance(x, (str, _os.PathLike)):
+                    ins.append(_os.fspath(x))
+                    continue
+                owner, a, xla = _as_array(x, f"input {i}")
+                a = _np.ascontiguousarray(a)
+                if i in named:
+                    xla = _xla_name(named[i])
+                keep.append(owner)
+                ins.append((a, xla))
+    subs = {}
+    for name, v in (substitute or {}).items():
+        if isinstance(v, (str, _os.PathLike)):
+            subs[str(name)] = _os.fspath(v)
+        else:
+            owner, a, xla = _as_array(v, f"substitute {name}")
+            keep.append(owner)
+            subs[str(name)] = (_np.ascontiguousarray(a), xla)
+    if numerics not in ("xla", "f32", "neuron"):
+        raise ValueError("numerics must be 'xla', 'f32' or 'neuron'")
+    out = _decomposed._run(snapshot, mod, ins, numerics, int(threads),
+                           None if dump is None else _os.fspath(dump),
+                           dump_filter or "", subs, dict(custom_calls or {}),
+                           _STORAGE)
+    del keep
+    return out
 
 
 from . import bundle, capture  # noqa: E402  (they use the names above)

@@ -74,6 +74,7 @@
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
 #include "facts.h"
+#include "run.h"
 #include "three_way.h"
 
 namespace py = pybind11;
@@ -1089,6 +1090,8 @@ PYBIND11_MODULE(_decomposed, m) {
   decomposed::python::RegisterThreeWay(  // _three_way_json, _compare_plot_json
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   decomposed::python::RegisterFacts(  // __version__, dtype tables, plan, ls
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterRun(  // _run
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);
