@@ -1,6 +1,7 @@
 // decomposed capture plan [--global-rank G --tp-rank T --dp-rank D]
 //                         FORWARDS.json
 // A dry run of the input-snapshot policy with the current environment.
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "command.h"
+#include "decomposed/io/input.h"
 #include "decomposed/capture/capturer.h"
 #include "nlohmann/json.hpp"
 
@@ -23,7 +25,8 @@ int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
   if (!config.ok()) return Fail(app, config.status());
   std::ifstream in(path);
   if (!in) {
-    return Fail(app, absl::NotFoundError(absl::StrCat("cannot open ", path)));
+    // The system's reason, as every command gives it.
+    return Fail(app, OpenError(path, errno));
   }
   json forwards = json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (forwards.is_discarded() || !forwards.is_array()) {
@@ -94,7 +97,7 @@ int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
            {"rank_selected", config->enabled && config->RankSelected(rank.tp_rank)},
            {"budget_log", budget_log},
            {"captures", std::move(captures)}};
-  std::cout << DumpJson(out) << "\n";
+  std::cout << JsonText(out);
   return kExitOk;
 }
 
