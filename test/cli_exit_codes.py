@@ -92,9 +92,16 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         ["--snapshot-type=bogus", EXAMPLE],   # bad value
         ["--snapshot-type", EXAMPLE],         # the option eats the file
         [EXAMPLE, EXAMPLE],                   # one positional only
-        ["-snapshot-type=decomposed", EXAMPLE],  # LLVM syntax: snapshot-unpack's
         ["--dump-snapshot-outputs=maybe", EXAMPLE],
+        ["-bogus-option=1", EXAMPLE],         # one dash, not an option
     ])
+    # snapshot-unpack's one-dash spellings work after `unpack` too.
+    u1 = os.path.join(tmp, "u1") + "/"
+    r = expect(0, ["unpack", "-snapshot-type=decomposed", "-output-prefix=" + u1,
+                   "-dump-snapshot-outputs", EXAMPLE])
+    if "unpacked 4 files" not in r.stdout or \
+            not os.path.exists(u1 + "snapshot_output0.npy"):
+        failures.append(f"unpack -output-prefix=: {r.stdout!r}")
     expect(1, ["unpack", "--snapshot-type=decomposed", "--output-prefix=" + u,
                garbage], "unpack")
     expect(1, ["unpack", "--output-prefix=" + u, missing], "unpack")
@@ -170,7 +177,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         lines = [l for l in r.stdout.splitlines() if ": warning: " not in l]
         if [l.split(":")[0] for l in lines] != names or \
                 "ok (decomposed" in lines[2] or \
-                any("ok (decomposed, 2 inputs" not in lines[i]
+                any("ok (decomposed snapshot, 2 inputs" not in lines[i]
                     for i in (0, 1, 3, 4)):
             failures.append(f"verify -j {jobs}: {r.stdout!r}")
         r = expect(1, ["inspect", "--json", "--jobs", jobs, *names], "inspect")
@@ -228,7 +235,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     r = expect(0, ["pack", *ok])
     # pack lists what it wrote, as unpack does.
     size = os.path.getsize(out) if os.path.exists(out) else -1
-    if (f"wrote {out} (decomposed, {size} bytes)" not in r.stdout
+    if (f"wrote {out} (decomposed snapshot, {size} bytes)" not in r.stdout
             or "packed input 0 (" not in r.stdout
             or "1 input, 0 outputs" not in r.stdout):
         failures.append(f"pack: stdout {r.stdout!r}")
@@ -251,8 +258,15 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
 
     # --- convert -------------------------------------------------------------------
     classic = os.path.join(tmp, "classic.pb")
-    expect(0, ["convert", EXAMPLE, classic, "--to", "snapshot"])
-    expect(0, ["convert", classic, classic + ".dhs", "--to=decomposed"])
+    r = expect(0, ["convert", EXAMPLE, classic, "--to", "snapshot"])
+    # convert says what it wrote, as pack does.
+    size = os.path.getsize(classic) if os.path.exists(classic) else -1
+    if r.stdout != (f"wrote {classic} (classic snapshot, {size} bytes): "
+                    f"2 inputs, 1 output, from {EXAMPLE} (decomposed snapshot)\n"):
+        failures.append(f"convert: stdout {r.stdout!r}")
+    r = expect(0, ["convert", classic, classic + ".dhs", "--to=decomposed"])
+    if not r.stdout.startswith(f"wrote {classic}.dhs (decomposed snapshot, "):
+        failures.append(f"convert --to decomposed: stdout {r.stdout!r}")
     usage_errors("convert", [EXAMPLE, classic, "--to", "snapshot"], [
         [EXAMPLE, classic],                       # no --to
         [EXAMPLE, "--to", "snapshot"],            # no OUT
@@ -280,8 +294,12 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     # --- bundle from-decomposed / ls / verify / to-decomposed ---------------------------
     root = os.path.join(tmp, "bundles")
     call = os.path.join(root, "abc", "rank0", "call0")
-    expect(0, ["bundle", "from-decomposed", EXAMPLE, "-o", call,
-               "--format", "npy", "--hash", "abc"])
+    r = expect(0, ["bundle", "from-decomposed", EXAMPLE, "-o", call,
+                   "--format", "npy", "--hash", "abc"])
+    # It says what it wrote, element types spelt as everywhere (f32).
+    if not r.stdout.startswith(f"wrote {call}: 2 npy inputs and meta.json\n") \
+            or "  tensor0 f32 [2,3] 24 bytes" not in r.stdout:
+        failures.append(f"bundle from-decomposed: stdout {r.stdout!r}")
     usage_errors("bundle from-decomposed", [EXAMPLE, "-o", call + "x"], [
         [EXAMPLE],                                          # no -o
         [EXAMPLE, "-o", call + "x", "--format", "bogus"],
@@ -303,13 +321,27 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["bundle", "ls", missing], "bundle ls")
     expect(1, ["bundle", "ls", garbage], "bundle ls")
+    # A call, rank or hash directory lists its bundles too; a directory with
+    # none says so (exit 1: the answer is no).
+    for d in (call, os.path.dirname(call), os.path.dirname(os.path.dirname(call))):
+        r = expect(0, ["bundle", "ls", d])
+        if not r.stdout.startswith("abc\trank0\tcall0\tnpy, 2 inputs"):
+            failures.append(f"bundle ls {d}: {r.stdout!r}")
+    nothing = os.path.join(tmp, "nothing")
+    os.makedirs(nothing)
+    r = expect(1, ["bundle", "ls", nothing], "bundle ls")
+    if "no bundle under " + nothing not in r.stderr or r.stdout:
+        failures.append(f"bundle ls of an empty directory: {r.stdout!r} {r.stderr!r}")
 
     expect(0, ["bundle", "verify", call])
     usage_errors("bundle verify", [call], [[call, call]])
     expect(1, ["bundle", "verify", tmp], "bundle verify")  # no meta.json
 
     dec = os.path.join(tmp, "from_bundle.dhs")
-    expect(0, ["bundle", "to-decomposed", call, "--module", module, "-o", dec])
+    r = expect(0, ["bundle", "to-decomposed", call, "--module", module, "-o", dec])
+    if not r.stdout.startswith(f"wrote {dec} (decomposed snapshot, ") or \
+            "2 inputs, 0 outputs" not in r.stdout:
+        failures.append(f"bundle to-decomposed: stdout {r.stdout!r}")
     usage_errors("bundle to-decomposed", [call, "--module", module, "-o", dec], [
         [call, "-o", dec],                       # no --module
         [call, "--module", module],              # no -o

@@ -156,6 +156,31 @@ TEST(Convert, DecomposedToClassicTupleResult) {
             TupleOf({o0, o1}).SerializeAsString());
 }
 
+// What a conversion wrote, for `decomposed convert` to say: the forms, the
+// literal counts and the output's size.
+TEST(Convert, TheReportSaysWhatWasWritten) {
+  auto a = F32Literal({2}, {1, 2});
+  auto o0 = F32Literal({2}, {2, 4});
+  auto m = Module({a.shape()}, TupleShape({o0}));
+  std::string in = TempPath("report.dhs"), out = TempPath("report.pb");
+  WriteDecomposed(in, m, {a}, std::vector{o0});
+  ConvertReport r;
+  absl::Status s = ConvertSnapshot(in, out, SnapshotType::kClassic,
+                                   SnapshotType::kAuto, {}, &r);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(r.from, SnapshotType::kDecomposed);
+  EXPECT_EQ(r.to, SnapshotType::kClassic);
+  EXPECT_EQ(r.inputs, 1u);
+  EXPECT_EQ(r.outputs, 1u);
+  EXPECT_EQ(r.bytes, ReadClassic(out).SerializeAsString().size());
+  ConvertReport back;
+  ASSERT_TRUE(ConvertSnapshot(out, in + "2", SnapshotType::kDecomposed,
+                              SnapshotType::kAuto, {}, &back).ok());
+  EXPECT_EQ(back.from, SnapshotType::kClassic);
+  EXPECT_EQ(back.inputs, 1u);
+  EXPECT_EQ(back.outputs, 1u);
+}
+
 TEST(Convert, SingleTupleParameterGetsOneTupleArgument) {
   auto a = F32Literal({2}, {1, 2});
   auto b = F32Literal({}, {3});

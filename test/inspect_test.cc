@@ -235,7 +235,7 @@ TEST(InspectTest, ClassicFileThroughTheClassicMapping) {
   EXPECT_TRUE(j["inputs"][0]["box"].is_null());
   EXPECT_EQ(j["outputs"][0]["offset"], 51);
   std::string text = InspectReportText(*r);
-  EXPECT_THAT(text, HasSubstr("classic file, 66 bytes"));
+  EXPECT_THAT(text, HasSubstr("classic snapshot, 66 bytes"));
   EXPECT_THAT(text, HasSubstr("input 0: body @9 (22 bytes) F32[2]{0}"));
   EXPECT_THAT(text, HasSubstr("outputs: 1 (result @33)"));
   // The default type is auto: the file is detected as classic. Read as

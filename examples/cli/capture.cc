@@ -2,6 +2,7 @@
 //                         FORWARDS.json
 // A dry run of the input-snapshot policy with the current environment
 // (capture/plan.h, PlanCaptures: the Python package's capture.plan() too).
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "command.h"
 #include "decomposed/capture/plan.h"
+#include "decomposed/io/input.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed::cli {
@@ -22,7 +24,8 @@ int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
   if (!config.ok()) return Fail(app, config.status());
   std::ifstream in(path);
   if (!in) {
-    return Fail(app, absl::NotFoundError(absl::StrCat("cannot open ", path)));
+    // The system's reason, as every command gives it.
+    return Fail(app, OpenError(path, errno));
   }
   json forwards = json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (forwards.is_discarded()) {
@@ -32,7 +35,7 @@ int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
   absl::StatusOr<json> plan =
       PlanCaptures(*config, forwards, rank, DefaultSnapshotRoot());
   if (!plan.ok()) return Fail(app, Prefix(plan.status(), path));
-  std::cout << DumpJson(*plan) << "\n";
+  std::cout << JsonText(*plan);
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 // registered command (command.h) is a subcommand; two-word commands
 // ("bundle ls") are subcommands of a group ("bundle").
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <string>
@@ -85,6 +86,38 @@ const std::map<std::string, std::string>& GroupDescriptions() {
   return *g;
 }
 
+// snapshot-unpack's LLVM syntax spells long options with one dash
+// (-output-prefix=out/); CLI11 reads "-o" plus "utput-prefix=out/" there.
+// After `unpack` (the drop-in's command), a one-dash word whose name is one
+// of its long options gets its second dash, so a snapshot-unpack command
+// line works as `decomposed unpack ...`. One-letter names, numbers, other
+// commands and words after "--" are left alone.
+std::vector<std::string> AcceptOneDashLongOptions(CLI::App& app, int argc,
+                                                  char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  CLI::App* cur = &app;
+  for (std::string& a : args) {
+    if (a == "--") break;
+    if (cur->get_name() == "unpack" && a.size() >= 3 && a[0] == '-' &&
+        a[1] != '-' &&
+        std::isalpha(static_cast<unsigned char>(a[1]))) {
+      const std::string name = a.substr(1, a.find('=') - 1);
+      if (name.size() >= 2 && cur->get_option_no_throw("--" + name) != nullptr) {
+        a.insert(0, "-");
+      }
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    for (CLI::App* sub : cur->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == a) {
+        cur = sub;
+        break;
+      }
+    }
+  }
+  return args;
+}
+
 // The deepest subcommand selected so far (also after a failed parse).
 const CLI::App* Selected(const CLI::App& app) {
   const CLI::App* a = &app;
@@ -124,7 +157,9 @@ int main(int argc, char** argv) {
     actions[sub] = c.setup(*sub);
   }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = AcceptOneDashLongOptions(app, argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
     return actions.at(Selected(app))();
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();

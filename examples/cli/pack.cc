@@ -182,8 +182,7 @@ Action Setup(CLI::App& app) {
     }
     std::cout << absl::StrFormat(
         "wrote %s (%s, %d bytes): header %d bytes, %s, %s\n", report.path,
-        report.format == SnapshotType::kClassic ? "classic HloSnapshot"
-                                                : "decomposed",
+        SnapshotFormName(report.format),
         report.file_bytes, report.header_bytes,
         Counted(report.inputs.size(), "input"),
         Counted(report.outputs.size(), "output"));

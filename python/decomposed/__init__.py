@@ -147,8 +147,10 @@ Literal.__array__ = _literal_array
 
 class File:
     """A snapshot file opened by :func:`open`: ``kind`` ("decomposed" or
-    "classic"), ``module`` (the HloModuleProto bytes), ``module_name``,
-    ``entry``, ``program_shape`` (str, None without one),
+    "classic"), ``module`` (the HloModuleProto bytes), ``has_module``,
+    ``module_name`` and ``entry`` (None when the snapshot has no module:
+    an arguments-only snapshot, as XLA writes some), ``program_shape``
+    (str, None without one),
     ``parameter_names``, ``inputs`` and ``outputs`` (sequences of
     :class:`Literal`; ``outputs`` is None when the file has none: no region
     [2], or a classic snapshot without ``result``). A context manager."""
@@ -161,6 +163,7 @@ class File:
 
     kind = property(lambda self: self._state.kind)
     path = property(lambda self: self._state.path)
+    has_module = property(lambda self: self._state.has_module)
     module_name = property(lambda self: self._state.module_name)
     entry = property(lambda self: self._state.entry)
     program_shape = property(lambda self: self._state.program_shape)
@@ -330,7 +333,9 @@ def unpack(path, output_prefix="./", *, kind="auto", outputs=False,
     """What `decomposed unpack` does: writes <prefix>model.hlo and
     <prefix>value_input<i>.npy (with outputs=True also
     snapshot_output<j>.npy); returns a list of {path, kind, index, shape,
-    descr, fortran_order, bytes, entry}, one per file written. With
+    descr, fortran_order, bytes, entry}, one per file written, spelt as
+    manifest.json spells them (kind "module", "input", "output", "meta";
+    index None for the module; entry None outside an .npz). With
     npz="out.npz" they are entries of one stored .npz instead (`unpack --to
     npz`; "entry" names each, output_prefix is not used); manifest=True also
     writes manifest.json (`--manifest`)."""

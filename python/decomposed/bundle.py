@@ -4,7 +4,8 @@ with ``meta.json`` and ``tensor<i>.npy`` or ``tensor<i>.pt``.
     b = decomposed.bundle.open("snapshots/a1b2/rank0/call3")
     b.meta["req_ids"], b.format
     t = b.tensors[0]
-    t.dtype, t.shape          # "torch.bfloat16", (2, 8)
+    t.dtype, t.shape          # "bf16", (2, 8): XLA's names, as Literal.dtype
+    t.torch_dtype             # "torch.bfloat16", as meta.json spells it
     t.numpy()                 # a read-only memory map of the tensor's bytes
     t.torch()                 # a torch.bfloat16 tensor (a copy)
     decomposed.bundle.ls("snapshots")   # every call directory, as `bundle ls`
@@ -27,14 +28,17 @@ _XLA = {name: xla for name, _, _, xla in _decomposed._torch_dtypes() if xla}
 
 
 class Tensor:
-    """One tensor of a bundle: ``index``, ``dtype`` (torch's name, as
-    meta.json has it), ``xla_dtype``, ``shape``, ``nbytes``, ``path``."""
+    """One tensor of a bundle: ``index``, ``dtype`` (XLA's lower-case name,
+    "f32", as every literal and report spells it; None for a torch type XLA
+    lacks), ``torch_dtype`` (PyTorch's name, as meta.json has it),
+    ``xla_dtype`` (the same as ``dtype``), ``shape``, ``nbytes``, ``path``."""
 
     def __init__(self, bundle, info):
         self._bundle = bundle
         self.index = info["index"]
-        self.dtype = info["dtype"]
-        self.xla_dtype = _XLA.get(self.dtype)
+        self.torch_dtype = info["dtype"]
+        self.xla_dtype = _XLA.get(self.torch_dtype)
+        self.dtype = self.xla_dtype
         self.shape = tuple(info["shape"])
         self.nbytes = info["nbytes"]
         self.path = info["path"]
@@ -43,7 +47,7 @@ class Tensor:
         """The elements as a read-only np.memmap of the tensor file (bit
         patterns or ml_dtypes for bf16 and fp8, as decomposed.Literal)."""
         if self.xla_dtype is None:
-            raise TypeError(f"{self.dtype}: no NumPy representation")
+            raise TypeError(f"{self.torch_dtype}: no NumPy representation")
         offset, size = _decomposed._bundle_locate(self._bundle.path,
                                                   self.index)
         dt = _STORAGE[self.xla_dtype]
@@ -55,11 +59,11 @@ class Tensor:
     def torch(self):
         """A torch tensor of this dtype (a copy)."""
         if self.xla_dtype is None:
-            raise TypeError(f"{self.dtype}: no torch dtype known here")
+            raise TypeError(f"{self.torch_dtype}: no torch dtype known here")
         return _to_torch(self.numpy(), self.xla_dtype)
 
     def __repr__(self):
-        return (f"<decomposed.bundle.Tensor {self.index}: {self.dtype} "
+        return (f"<decomposed.bundle.Tensor {self.index}: {self.torch_dtype} "
                 f"{list(self.shape)}>")
 
 

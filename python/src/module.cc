@@ -55,6 +55,7 @@
 #include "decomposed/capture/config.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/classic.h"
@@ -753,14 +754,16 @@ py::list Unpack(const std::string& path, const std::string& prefix,
   py::list out;
   for (const UnpackedFile& f : files) {
     py::dict d;
+    // The spelling of manifest.json: kind "input" / "output" / "module" /
+    // ..., no index (None) for the module, no entry (None) outside an .npz.
     d["path"] = f.path;
-    d["kind"] = std::string(UnpackedKindName(f.kind));
-    d["index"] = f.index;
+    d["kind"] = std::string(UnpackedKindRole(f.kind));
+    d["index"] = f.index < 0 ? py::object(py::none()) : py::object(py::int_(f.index));
     d["shape"] = f.shape;
     d["descr"] = f.descr;
     d["fortran_order"] = f.fortran_order;
     d["bytes"] = f.bytes;
-    d["entry"] = f.entry;
+    d["entry"] = f.entry.empty() ? py::object(py::none()) : py::object(py::str(f.entry));
     out.append(d);
   }
   return out;
@@ -772,16 +775,14 @@ std::string VerifyJson(const std::string& path, const std::string& type) {
   py::gil_scoped_release nogil;
   absl::StatusOr<VerifyReport> r = VerifyFile(path, o);
   if (!r.ok()) Throw(WithFile(r.status(), path), path);
-  return VerifyReportJson(*r).dump(-1, ' ', false,
-                                   nlohmann::json::error_handler_t::replace);
+  return JsonText(VerifyReportJson(*r), kJsonLine);
 }
 
 std::string InspectJson(const std::string& path) {
   py::gil_scoped_release nogil;
   absl::StatusOr<InspectReport> r = InspectFile(path);
   if (!r.ok()) Throw(r.status(), path);
-  return InspectReportJson(*r).dump(-1, ' ', false,
-                                    nlohmann::json::error_handler_t::replace);
+  return JsonText(InspectReportJson(*r), kJsonLine);
 }
 
 void Convert(const std::string& in, const std::string& out,
@@ -861,8 +862,7 @@ py::dict BundleOpen(const std::string& call_dir) {
   py::dict d;
   d["path"] = b.path;
   d["format"] = std::string(capture::BundleFormatName(b.format));
-  d["meta"] = b.meta.dump(-1, ' ', false,
-                          nlohmann::json::error_handler_t::replace);
+  d["meta"] = JsonText(b.meta, kJsonLine);
   py::list inputs;
   for (const capture::BundleInput& in : b.inputs) {
     py::dict t;
@@ -893,7 +893,7 @@ py::tuple BundleLocate(const std::string& call_dir, size_t i) {
 
 py::dict ConfigDict(const capture::SnapshotConfig& c) {
   return py::module_::import("json").attr("loads")(
-      capture::SnapshotConfigJson(c).dump());
+      JsonText(capture::SnapshotConfigJson(c), kJsonLine));
 }
 
 py::dict ConfigFromEnv(py::object env) {
@@ -1055,8 +1055,19 @@ PYBIND11_MODULE(_decomposed, m) {
       .def_property_readonly("kind", [](const FileState& f) {
         return f.kind == Kind::kDecomposed ? "decomposed" : "classic";
       })
-      .def_readonly("module_name", &FileState::module_name)
-      .def_readonly("entry", &FileState::entry)
+      // None when the snapshot has no module (an arguments-only snapshot,
+      // as XLA writes some), rather than an empty name.
+      .def_property_readonly("has_module", [](const FileState& f) {
+        return !f.module_ranges.empty();
+      })
+      .def_property_readonly("module_name", [](const FileState& f) {
+        return f.module_ranges.empty() ? py::object(py::none())
+                                       : py::object(py::str(f.module_name));
+      })
+      .def_property_readonly("entry", [](const FileState& f) {
+        return f.module_ranges.empty() ? py::object(py::none())
+                                       : py::object(py::str(f.entry));
+      })
       .def_property_readonly("program_shape", [](const FileState& f) {
         return f.has_program_shape ? py::object(py::str(f.program_shape))
                                    : py::object(py::none());

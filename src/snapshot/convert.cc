@@ -1,5 +1,7 @@
 #include "decomposed/snapshot/convert.h"
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,7 +124,7 @@ class Literals {
 // borrows) to the other form, written atomically to `out`.
 template <RewindableSource S>
 absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
-                         const ConvertOptions& options) {
+                         const ConvertOptions& options, ConvertReport* report) {
   absl::StatusOr<const SnapshotHeader*> head = reader.ReadHeader();
   if (!head.ok()) return head.status();
   if (!(*head)->contents.ok()) return (*head)->contents;
@@ -157,6 +159,12 @@ absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
     }
   }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  if (report != nullptr) {
+    report->from = reader.type();
+    report->to = to_classic ? SnapshotType::kClassic : SnapshotType::kDecomposed;
+    report->inputs = inputs.size();
+    report->outputs = outputs.size();
+  }
   AtomicFileSink sink;
   if (to_classic) {
     absl::StatusOr<ClassicPlan> plan = PlanClassic(header, inputs, outputs);
@@ -199,7 +207,8 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
 
 absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
                              SnapshotType to, SnapshotType from,
-                             const ConvertOptions& options) {
+                             const ConvertOptions& options,
+                             ConvertReport* report) {
   if (to == SnapshotType::kAuto) {
     return absl::InvalidArgumentError(
         "convert: the output form must be decomposed or snapshot (classic)");
@@ -226,11 +235,15 @@ absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
   absl::Status s = f.Read(read, [&](auto& reader) -> absl::Status {
     if constexpr (ZeroCopySource<std::remove_reference_t<
                       decltype(reader.source())>>) {
-      return ConvertFrom(reader, out, options);
+      return ConvertFrom(reader, out, options, report);
     } else {
       return absl::InternalError("convert: the input is not mapped");
     }
   });
+  if (s.ok() && report != nullptr) {
+    struct stat st;
+    if (::stat(out.c_str(), &st) == 0) report->bytes = static_cast<uint64_t>(st.st_size);
+  }
   return f.Annotate(s);
 }
 

@@ -34,7 +34,10 @@
 //       decomposed::OpenTensorSet("out/", {});
 //   for (size_t i = 0; i < (*set)->size(); ++i) {
 //     absl::StatusOr<decomposed::TensorInfo> t = (*set)->Describe(i);
-//     (*set)->Stream(i, [](std::string_view chunk) { ...; return absl::OkStatus(); });
+//     (*set)->Stream(i, [](std::string_view chunk) {
+//       // ... t->type elements in chunk ...
+//       return absl::OkStatus();
+//     });
 //   }
 #ifndef DECOMPOSED_ANALYSIS_TENSOR_SET_H_
 #define DECOMPOSED_ANALYSIS_TENSOR_SET_H_

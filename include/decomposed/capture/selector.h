@@ -23,7 +23,7 @@
 //   CaptureSelector sel(config);
 //   ForwardVerdict fv = sel.EvaluateForward(forward);   // once per forward
 //   Verdict v = sel.Decide(fv, /*call_index=*/3);       // per NEFF execution
-//   if (v.selected) ...
+//   if (v.selected) { /* capture this execution's inputs */ }
 #ifndef DECOMPOSED_CAPTURE_SELECTOR_H_
 #define DECOMPOSED_CAPTURE_SELECTOR_H_
 

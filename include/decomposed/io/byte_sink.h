@@ -187,18 +187,15 @@ class BasicFdSink {
 
   bool Write(std::string_view d) {
     if (!status_.ok()) return false;
-    if (d.size() <= capacity_ - used_) [[likely]] {
-      std::memcpy(buffer_.get() + used_, d.data(), d.size());
-      used_ += d.size();
-      pos_ += d.size();
-      return true;
+    // One copy into the buffer, reached only with d.size() < capacity_ -
+    // used_ + 1 (GCC's -Wstringop-overread saw a copy of a buffer's worth
+    // from a small array when a second copy followed the flush).
+    if (d.size() > capacity_ - used_) [[unlikely]] {
+      if (!Flush()) return false;
+      if (d.size() >= capacity_) return Direct(d);
     }
-    if (!Flush()) return false;
-    if (d.size() >= capacity_) {
-      return Direct(d);
-    }
-    std::memcpy(buffer_.get(), d.data(), d.size());
-    used_ = d.size();
+    std::memcpy(buffer_.get() + used_, d.data(), d.size());
+    used_ += d.size();
     pos_ += d.size();
     return true;
   }
