@@ -78,7 +78,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(2, ["capture"])
     r = expect(0, ["--help"])
     for c in ("unpack", "inspect", "verify", "pack", "convert", "capture", "run",
-              "bundle"):
+              "bundle", "hlo"):
         if c not in r.stdout:
             failures.append(f"decomposed --help does not list {c}")
 
@@ -351,6 +351,33 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
            "bundle to-decomposed")
     expect(1, ["bundle", "to-decomposed", call, "--module", garbage,
                "-o", dec + "2"], "bundle to-decomposed")
+
+    # --- hlo ----------------------------------------------------------------------
+    r = expect(0, ["hlo", EXAMPLE])
+    if not r.stdout.startswith("HloModule example, entry_computation_layout="):
+        failures.append(f"hlo: {r.stdout[:200]!r}")
+    short = os.path.join(tmp, "example.hlo.txt")
+    expect(0, ["hlo", EXAMPLE, "--style", "short", "-o", short])
+    r = expect(0, ["hlo", short, "--style", "short"])   # text -> text
+    with open(short) as f:
+        if r.stdout != f.read():
+            failures.append("hlo: short text read back does not print the same")
+    proto = os.path.join(tmp, "example.hlo.pb")
+    expect(0, ["hlo", short, "--to-proto", "-o", proto])
+    r = expect(0, ["hlo", proto, "--json"])
+    if json.loads(r.stdout)["instructions"] != 6:
+        failures.append(f"hlo --json: {r.stdout[:300]!r}")
+    bad_text = os.path.join(tmp, "bad.hlo.txt")
+    with open(bad_text, "w") as f:
+        f.write("HloModule m\n\nENTRY e {\n  ROOT a = f32[] add(b, c)\n}\n")
+    r = expect(1, ["hlo", bad_text], "hlo")
+    if "line 4, column" not in r.stderr:
+        failures.append(f"hlo of bad text: {r.stderr!r}")
+    expect(1, ["hlo", os.path.join(tmp, "missing.pb")], "hlo")
+    usage_errors("hlo", [EXAMPLE], [
+        [EXAMPLE, "--style", "bogus"],
+        [EXAMPLE, "--json", "--to-proto"],
+    ])
 
     # --- run ----------------------------------------------------------------------
     r = expect(0, ["run", EXAMPLE, "--compare"])

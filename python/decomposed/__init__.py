@@ -171,9 +171,12 @@ class File:
     closed = property(lambda self: self._state.closed)
 
     @property
-    def module(self) -> bytes:
-        """The HloModuleProto bytes, as unpack writes them to model.hlo."""
-        return self._state.module
+    def module(self) -> "hlo.Module":
+        """The module: a :class:`decomposed.hlo.Module`, which is the
+        HloModuleProto bytes as unpack writes them to model.hlo (empty for
+        a snapshot without a module) with ``text()``, ``summary()``,
+        ``parameters`` and ``instructions`` over them."""
+        return hlo.Module(self._state.module, form=self.kind + " snapshot")
 
     @property
     def inputs(self) -> LiteralList:
@@ -476,4 +479,5 @@ def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
 
 from . import bundle, capture  # noqa: E402  (they use the names above)
 from . import _three_way, plot  # noqa: E402
+from . import hlo  # noqa: E402
 from ._three_way import three_way  # noqa: E402

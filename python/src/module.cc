@@ -75,6 +75,7 @@
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
 #include "facts.h"
+#include "hlo.h"
 #include "run.h"
 #include "three_way.h"
 
@@ -1103,6 +1104,8 @@ PYBIND11_MODULE(_decomposed, m) {
   decomposed::python::RegisterFacts(  // __version__, dtype tables, plan, ls
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   decomposed::python::RegisterRun(  // _run
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterHlo(  // _hlo_text, _hlo_parse, _hlo_load, ...
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);
