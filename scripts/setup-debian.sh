@@ -18,6 +18,10 @@
 #   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
 #                                     libraries (libFuzzer, ASan) for
 #                                     scripts/fuzz.sh and ci-hardening.sh
+#   scripts/setup-debian.sh --mpi     --test, plus OpenMPI (libopenmpi-dev,
+#                                     openmpi-bin) for the optional MPI
+#                                     replay: configure with
+#                                     -DDECOMPOSED_WITH_MPI=ON
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -34,7 +38,8 @@ case "${1:-}" in
   --python) PKGS+=("${PYTHON_PKGS[@]}") ;;
   --test) PKGS+=("${TEST_PKGS[@]}") ;;
   --fuzz) PKGS+=("${TEST_PKGS[@]}" clang-14 libclang-rt-14-dev) ;;
-  *) echo "usage: $0 [--python|--test|--fuzz]" >&2; exit 2 ;;
+  --mpi) PKGS+=("${TEST_PKGS[@]}" libopenmpi-dev openmpi-bin) ;;
+  *) echo "usage: $0 [--python|--test|--fuzz|--mpi]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${PKGS[@]}"; do

@@ -3,7 +3,8 @@
 // all-reduce, all-gather, reduce-scatter, all-to-all and
 // collective-broadcast are the identity; collective-permute is the
 // identity when the rank sends to itself and zeros when no pair targets
-// it. Groups of several ranks need the other ranks' data: kUnimplemented.
+// it. Groups of several ranks need the other ranks' data: kUnimplemented,
+// unless the run is one rank of a replay of all of them (replicas.cc).
 #include "src/eval/ops.h"
 #include "src/eval/types.h"
 
@@ -22,6 +23,8 @@ absl::StatusOr<Value> EvalCollective(Ctx& ctx, const hlo::HloInstruction& instr,
     if (ops.size() != 1) return Expected("1 operand", absl::StrCat(ops.size()));
     return *ops[0];
   }
+  // A replay of several ranks exchanges values (replicas.cc).
+  if (ctx.rank) return EvalReplicatedCollective(ctx, instr, ops);
   if (ops.empty()) return Expected("at least 1 operand", "none");
   const bool permute = op == HloOpcode::kCollectivePermute || op == HloOpcode::kCollectivePermuteStart;
   Value result;
@@ -67,7 +70,7 @@ absl::StatusOr<Value> EvalCollective(Ctx& ctx, const hlo::HloInstruction& instr,
     }
   }
   if (op == HloOpcode::kAllGatherStart || op == HloOpcode::kCollectivePermuteStart) {
-    return Value::Tuple({*ops[0], result});
+    return StartTuple(ctx, instr, ops, std::move(result));
   }
   return result;
 }

@@ -20,12 +20,34 @@ using hlo::HloComputation;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
+// One evaluation of one computation: the live instructions in order, the
+// remaining uses of each value and the values still needed. Run steps it to
+// the end; Evaluation (evaluate.h) steps the entry's frame one instruction
+// at a time.
+struct Frame {
+  const HloComputation* comp = nullptr;
+  std::span<const Value> args;
+  std::vector<const HloInstruction*> order;  // the live instructions
+  std::vector<int64_t> uses;                 // by instruction index
+  std::vector<Value> env;                    // by instruction index
+  size_t next = 0;                           // into order
+  bool at_end() const { return next >= order.size(); }
+};
+
 class Evaluator {
  public:
   Evaluator(const EvalOptions& options) : options_(options) {}
 
   absl::StatusOr<Value> Run(Ctx& ctx, const HloComputation& comp,
                             std::span<const Value> args);
+  // Checks the arguments and plans the frame (liveness, use counts).
+  absl::Status Begin(Ctx& ctx, const HloComputation& comp,
+                     std::span<const Value> args, Frame& f);
+  // Evaluates f.order[f.next], calls the hook, releases operands at their
+  // last use, advances.
+  absl::Status StepFrame(Ctx& ctx, Frame& f);
+  // The root's value (moved out). Precondition: f.at_end().
+  static Value TakeResult(Frame& f) { return std::move(f.env[f.comp->root()->index()]); }
 
   // The constant's value, decoded once per run.
   absl::StatusOr<Value> Constant(Ctx& ctx, const HloInstruction& instr) {
@@ -172,6 +194,10 @@ absl::StatusOr<Value> Evaluator::Dispatch(Ctx& ctx, const HloInstruction& instr,
     case HloOpcode::kPartitionId: {
       absl::StatusOr<Array> a = Array::Zeros(PrimitiveType::kU32, {});
       if (!a.ok()) return a.status();
+      if (ctx.rank) {
+        *a->mutable_data<uint32_t>() = static_cast<uint32_t>(
+            op == HloOpcode::kReplicaId ? RankReplicaId(*ctx.rank) : RankPartitionId(*ctx.rank));
+      }
       return Value(*a);
     }
     case HloOpcode::kBroadcast: case HloOpcode::kReshape: case HloOpcode::kBitcast:
@@ -218,8 +244,8 @@ absl::StatusOr<Value> Evaluator::Dispatch(Ctx& ctx, const HloInstruction& instr,
                                   "\" is not implemented by the evaluator"));
 }
 
-absl::StatusOr<Value> Evaluator::Run(Ctx& ctx, const HloComputation& comp,
-                                     std::span<const Value> args) {
+absl::Status Evaluator::Begin(Ctx& ctx, const HloComputation& comp,
+                              std::span<const Value> args, Frame& f) {
   if (ctx.depth > kMaxCallDepth) {
     return absl::ResourceExhaustedError(absl::StrCat(
         hlo::DescribeComputation(comp), ": expected calls nested at most ",
@@ -248,105 +274,132 @@ absl::StatusOr<Value> Evaluator::Run(Ctx& ctx, const HloComputation& comp,
   }
   const auto instrs = comp.instructions();
   const HloInstruction* root = comp.root();
+  f.comp = &comp;
+  f.args = args;
   // Liveness: what the root needs (dead instructions are not evaluated);
   // remaining uses per instruction, counting each user once.
   std::vector<char> live(instrs.size(), 0);
-  std::vector<int64_t> uses(instrs.size(), 0);
+  f.uses.assign(instrs.size(), 0);
   live[root->index()] = 1;
+  std::vector<const HloInstruction*> unique;
   for (int64_t k = static_cast<int64_t>(instrs.size()) - 1; k >= 0; --k) {
     if (!live[k]) continue;
     const HloInstruction* in = instrs[k];
     const HloInstruction* prev = nullptr;
-    std::vector<const HloInstruction*> unique(in->operands().begin(), in->operands().end());
+    unique.assign(in->operands().begin(), in->operands().end());
     std::sort(unique.begin(), unique.end());
     for (const HloInstruction* o : unique) {
       if (o == prev) continue;
       prev = o;
       live[o->index()] = 1;
-      ++uses[o->index()];
+      ++f.uses[o->index()];
     }
   }
-  int64_t total_live = 0;
-  for (char l : live) total_live += l;
-  std::vector<Value> env(instrs.size());
-  std::vector<const Value*> ops;
-  int64_t done = 0;
-  const bool want_time = static_cast<bool>(options_.on_instruction);
+  f.order.clear();
   for (size_t k = 0; k < instrs.size(); ++k) {
-    if (!live[k]) continue;
-    const HloInstruction& instr = *instrs[k];
-    const auto t0 = want_time ? std::chrono::steady_clock::now()
-                              : std::chrono::steady_clock::time_point();
-    absl::StatusOr<Value> v;
-    auto sub = options_.substitutes.find(instr.name());
-    if (sub != options_.substitutes.end()) {
-      absl::StatusOr<Value> conv = sub->second;
-      // A substitute given in the declared type is stored as the policy
-      // stores it (bf16 -> f32 in kF32).
-      if (conv->is_array() && !IsTupleShape(instr.shape()) &&
-          conv->array().type() == TypeOf(instr.shape())) {
-        absl::StatusOr<Array> c = ConvertArray(ctx, conv->array(), ResultType(ctx, instr));
-        if (!c.ok()) return Prefixed(instr, c.status());
-        conv = Value(*c);
-      }
-      v = std::move(conv);
-    } else {
-      ops.clear();
-      for (const HloInstruction* o : instr.operands()) ops.push_back(&env[o->index()]);
-      // An update at its operand's last use may write the operand in place
-      // (a KV-cache dynamic-update-slice): hand it over.
-      Value handed;
-      if ((instr.opcode() == HloOpcode::kDynamicUpdateSlice ||
-           instr.opcode() == HloOpcode::kScatter) &&
-          instr.operand_count() > 1) {
-        const HloInstruction* o0 = instr.operand(0);
-        bool again = false;
-        for (int64_t j = 1; j < instr.operand_count(); ++j) again |= instr.operand(j) == o0;
-        if (!again && o0 != root && uses[o0->index()] == 1) {
-          handed = std::move(env[o0->index()]);
-          env[o0->index()] = Value();
-          ops[0] = &handed;
-        }
-      }
-      v = Dispatch(ctx, instr, ops, args);
-      if (!v.ok()) {
-        if (IsControlFlow(instr.opcode())) {
-          std::string_view msg(v.status().message().data(), v.status().message().size());
-          return absl::Status(v.status().code(),
-                              absl::StrCat(Sv(msg), "; called from ",
-                                           hlo::DescribeInstruction(instr)));
-        }
-        return Prefixed(instr, v.status());
-      }
-    }
-    if (!ctx.lifted) {
-      std::string m = ShapeMismatch(ctx, *v, instr.shape());
-      if (!m.empty()) {
-        return Prefixed(instr, absl::InvalidArgumentError(absl::StrCat(
-                                   sub != options_.substitutes.end() ? "substitute: " : "",
-                                   "expected a value of shape ",
-                                   ShapeProtoString(instr.shape()), ", found ", m)));
-      }
-    }
-    if (options_.on_instruction && !ctx.lifted) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      InstructionEvent e{instr, *v, ctx.depth, secs};
-      if (absl::Status s = options_.on_instruction(e); !s.ok()) return s;
-    }
-    env[k] = *std::move(v);
-    // Release operands at their last use.
-    const HloInstruction* prev = nullptr;
-    std::vector<const HloInstruction*> unique(instr.operands().begin(), instr.operands().end());
-    std::sort(unique.begin(), unique.end());
-    for (const HloInstruction* o : unique) {
-      if (o == prev) continue;
-      prev = o;
-      if (--uses[o->index()] == 0 && o != root) env[o->index()] = Value();
-    }
-    ++done;
-    if (ctx.depth == 0 && options_.on_progress) options_.on_progress(done, total_live);
+    if (live[k]) f.order.push_back(instrs[k]);
   }
-  return std::move(env[root->index()]);
+  f.env.assign(instrs.size(), Value());
+  f.next = 0;
+  return absl::OkStatus();
+}
+
+absl::Status Evaluator::StepFrame(Ctx& ctx, Frame& f) {
+  const HloInstruction& instr = *f.order[f.next];
+  const size_t k = static_cast<size_t>(instr.index());
+  const HloInstruction* root = f.comp->root();
+  std::span<const Value> args = f.args;
+  auto& env = f.env;
+  auto& uses = f.uses;
+  const bool want_time = static_cast<bool>(options_.on_instruction);
+  const auto t0 = want_time ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point();
+  absl::StatusOr<Value> v;
+  auto sub = options_.substitutes.find(instr.name());
+  if (sub != options_.substitutes.end()) {
+    absl::StatusOr<Value> conv = sub->second;
+    // A substitute given in the declared type is stored as the policy
+    // stores it (bf16 -> f32 in kF32).
+    if (conv->is_array() && !IsTupleShape(instr.shape()) &&
+        conv->array().type() == TypeOf(instr.shape())) {
+      absl::StatusOr<Array> c = ConvertArray(ctx, conv->array(), ResultType(ctx, instr));
+      if (!c.ok()) return Prefixed(instr, c.status());
+      conv = Value(*c);
+    }
+    v = std::move(conv);
+  } else {
+    std::vector<const Value*> ops;
+    ops.reserve(instr.operand_count());
+    for (const HloInstruction* o : instr.operands()) ops.push_back(&env[o->index()]);
+    // An update at its operand's last use may write the operand in place
+    // (a KV-cache dynamic-update-slice): hand it over. Otherwise the kernel
+    // gets a second reference, so that it sees the storage shared and
+    // copies: a value still needed (by a later user) is never written.
+    Value handed;
+    if ((instr.opcode() == HloOpcode::kDynamicUpdateSlice ||
+         instr.opcode() == HloOpcode::kScatter) &&
+        instr.operand_count() > 1) {
+      const HloInstruction* o0 = instr.operand(0);
+      bool again = false;
+      for (int64_t j = 1; j < instr.operand_count(); ++j) again |= instr.operand(j) == o0;
+      if (!again && o0 != root && uses[o0->index()] == 1) {
+        handed = std::move(env[o0->index()]);
+        env[o0->index()] = Value();
+      } else {
+        handed = env[o0->index()];
+      }
+      ops[0] = &handed;
+    }
+    v = Dispatch(ctx, instr, ops, args);
+    if (!v.ok()) {
+      if (IsControlFlow(instr.opcode())) {
+        std::string_view msg(v.status().message().data(), v.status().message().size());
+        return absl::Status(v.status().code(),
+                            absl::StrCat(Sv(msg), "; called from ",
+                                         hlo::DescribeInstruction(instr)));
+      }
+      return Prefixed(instr, v.status());
+    }
+  }
+  if (!ctx.lifted) {
+    std::string m = ShapeMismatch(ctx, *v, instr.shape());
+    if (!m.empty()) {
+      return Prefixed(instr, absl::InvalidArgumentError(absl::StrCat(
+                                 sub != options_.substitutes.end() ? "substitute: " : "",
+                                 "expected a value of shape ",
+                                 ShapeProtoString(instr.shape()), ", found ", m)));
+    }
+  }
+  if (options_.on_instruction && !ctx.lifted) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    InstructionEvent e{instr, *v, ctx.depth, secs};
+    if (absl::Status s = options_.on_instruction(e); !s.ok()) return s;
+  }
+  env[k] = *std::move(v);
+  // Release operands at their last use.
+  const HloInstruction* prev = nullptr;
+  std::vector<const HloInstruction*> unique(instr.operands().begin(), instr.operands().end());
+  std::sort(unique.begin(), unique.end());
+  for (const HloInstruction* o : unique) {
+    if (o == prev) continue;
+    prev = o;
+    if (--uses[o->index()] == 0 && o != root) env[o->index()] = Value();
+  }
+  ++f.next;
+  if (ctx.depth == 0 && options_.on_progress) {
+    options_.on_progress(static_cast<int64_t>(f.next), static_cast<int64_t>(f.order.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value> Evaluator::Run(Ctx& ctx, const HloComputation& comp,
+                                     std::span<const Value> args) {
+  Frame f;
+  if (absl::Status s = Begin(ctx, comp, args, f); !s.ok()) return s;
+  while (!f.at_end()) {
+    if (absl::Status s = StepFrame(ctx, f); !s.ok()) return s;
+  }
+  return TakeResult(f);
 }
 
 absl::StatusOr<Value> CallComputation(Ctx& ctx, const HloComputation& c,
@@ -369,25 +422,39 @@ uint64_t NextRngState(Ctx& ctx, int64_t delta) { return ctx.evaluator->NextRngSt
 
 }  // namespace decomposed::eval::internal
 
-namespace decomposed::eval {
+namespace decomposed::eval::internal {
 
-absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
-                               std::span<const Value> inputs,
-                               const EvalOptions& options) {
+// Everything one evaluation of a module owns: its options, policy, thread
+// pool, evaluator and the entry's arguments.
+struct Session {
+  explicit Session(const EvalOptions& o)
+      : options(o), policy(o.numerics), pool(o.threads), ev(options) {}
+  EvalOptions options;
+  NumericsPolicy policy;
+  ThreadPool pool;
+  Evaluator ev;
+  Ctx ctx;
+  std::vector<Value> args;
+  Frame entry;
+};
+
+namespace {
+
+absl::Status StartSession(Session& s, const hlo::HloModule& module,
+                          std::span<const Value> inputs, RankState* rank) {
   const hlo::HloComputation* entry = module.entry();
   if (!entry || !entry->root()) {
     return absl::InvalidArgumentError("the module has no entry computation");
   }
-  NumericsPolicy policy(options.numerics);
-  ThreadPool pool(options.threads);
 #if defined(DECOMPOSED_HAVE_OPENBLAS)
-  openblas_set_num_threads(pool.threads());
+  // A replay of several ranks sets the BLAS's threads once for all of them
+  // (replicas.cc).
+  if (!rank) openblas_set_num_threads(s.pool.threads());
 #endif
-  internal::Evaluator ev(options);
-  internal::Ctx ctx;
-  ctx.policy = &policy;
-  ctx.pool = &pool;
-  ctx.max_bytes = options.max_array_bytes;
+  Ctx& ctx = s.ctx;
+  ctx.policy = &s.policy;
+  ctx.pool = &s.pool;
+  ctx.max_bytes = s.options.max_array_bytes;
   if (ctx.max_bytes == 0) {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGE_SIZE);
@@ -395,10 +462,11 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
                         ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
                         : Array::kNoLimit;
   }
-  ctx.evaluator = &ev;
-  ctx.replica_count = options.replica_count;
-  ctx.max_loop_iterations = options.max_loop_iterations;
-  ctx.custom_calls = options.custom_calls ? options.custom_calls : &BuiltinCustomCalls();
+  ctx.evaluator = &s.ev;
+  ctx.replica_count = s.options.replica_count;
+  ctx.max_loop_iterations = s.options.max_loop_iterations;
+  ctx.custom_calls = s.options.custom_calls ? s.options.custom_calls : &BuiltinCustomCalls();
+  ctx.rank = rank;
   // Inputs: the declared type, or (kF32) the type the policy stores it as.
   const auto params = entry->parameters();
   if (inputs.size() != params.size()) {
@@ -406,18 +474,112 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
         hlo::DescribeComputation(*entry), ": expected ", Counted(params.size(), "input"),
         ", found ", inputs.size()));
   }
-  std::vector<Value> args(inputs.begin(), inputs.end());
+  s.args.assign(inputs.begin(), inputs.end());
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!params[i] || !args[i].is_array() || internal::IsTupleShape(params[i]->shape())) continue;
-    const PrimitiveType declared = internal::TypeOf(params[i]->shape());
-    const Array& a = args[i].array();
-    if (a.type() == declared && policy.StorageType(declared) != declared) {
-      absl::StatusOr<Array> c = internal::ConvertArray(ctx, a, policy.StorageType(declared));
+    if (!params[i] || !s.args[i].is_array() || IsTupleShape(params[i]->shape())) continue;
+    const PrimitiveType declared = TypeOf(params[i]->shape());
+    const Array& a = s.args[i].array();
+    if (a.type() == declared && s.policy.StorageType(declared) != declared) {
+      absl::StatusOr<Array> c = ConvertArray(ctx, a, s.policy.StorageType(declared));
       if (!c.ok()) return c.status();
-      args[i] = Value(*c);
+      s.args[i] = Value(*c);
     }
   }
-  return ev.Run(ctx, *entry, args);
+  return s.ev.Begin(ctx, *entry, s.args, s.entry);
+}
+
+}  // namespace
+
+absl::StatusOr<Value> EvaluateOnRank(const hlo::HloModule& module,
+                                     std::span<const Value> inputs,
+                                     const EvalOptions& options, RankState* rank) {
+  Session s(options);
+  if (absl::Status st = StartSession(s, module, inputs, rank); !st.ok()) return st;
+  while (!s.entry.at_end()) {
+    if (absl::Status st = s.ev.StepFrame(s.ctx, s.entry); !st.ok()) return st;
+  }
+  return Evaluator::TakeResult(s.entry);
+}
+
+}  // namespace decomposed::eval::internal
+
+namespace decomposed::eval {
+
+absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
+                               std::span<const Value> inputs,
+                               const EvalOptions& options) {
+  return internal::EvaluateOnRank(module, inputs, options, nullptr);
+}
+
+struct Evaluation::Impl {
+  explicit Impl(const EvalOptions& o) : session(o) {}
+  internal::Session session;
+  const hlo::HloInstruction* last = nullptr;
+  bool failed = false;
+  bool finished = false;
+};
+
+Evaluation::Evaluation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Evaluation::~Evaluation() = default;
+
+absl::StatusOr<std::unique_ptr<Evaluation>> Evaluation::Start(
+    const hlo::HloModule& module, std::span<const Value> inputs,
+    const EvalOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  if (absl::Status s = internal::StartSession(impl->session, module, inputs, nullptr); !s.ok()) {
+    return s;
+  }
+  return std::unique_ptr<Evaluation>(new Evaluation(std::move(impl)));
+}
+
+std::span<const hlo::HloInstruction* const> Evaluation::schedule() const {
+  return impl_->session.entry.order;
+}
+
+int64_t Evaluation::steps_done() const {
+  return static_cast<int64_t>(impl_->session.entry.next);
+}
+
+bool Evaluation::done() const { return impl_->session.entry.at_end(); }
+
+absl::StatusOr<const hlo::HloInstruction*> Evaluation::Step() {
+  internal::Frame& f = impl_->session.entry;
+  if (impl_->failed) {
+    return absl::FailedPreconditionError("the evaluation stopped at an earlier error");
+  }
+  if (f.at_end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "every instruction of ", hlo::DescribeComputation(*f.comp), " has been evaluated"));
+  }
+  impl_->last = nullptr;
+  const hlo::HloInstruction* instr = f.order[f.next];
+  if (absl::Status s = impl_->session.ev.StepFrame(impl_->session.ctx, f); !s.ok()) {
+    impl_->failed = true;
+    return s;
+  }
+  impl_->last = instr;
+  return instr;
+}
+
+const Value& Evaluation::value() const {
+  static const Value* const kNone = new Value();
+  if (!impl_->last) return *kNone;
+  return impl_->session.entry.env[impl_->last->index()];
+}
+
+absl::StatusOr<Value> Evaluation::Finish() {
+  while (!done()) {
+    absl::StatusOr<const hlo::HloInstruction*> s = Step();
+    if (!s.ok()) return s.status();
+  }
+  if (impl_->failed || impl_->finished) {
+    return absl::FailedPreconditionError(impl_->failed
+                                             ? "the evaluation stopped at an earlier error"
+                                             : "Finish was called before");
+  }
+  impl_->last = nullptr;
+  impl_->finished = true;
+  return internal::Evaluator::TakeResult(impl_->session.entry);
 }
 
 std::vector<Value> FlattenOutputs(const Value& root) {

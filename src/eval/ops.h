@@ -26,6 +26,24 @@
 namespace decomposed::eval::internal {
 
 class Evaluator;
+class ReplicaHub;
+struct Ctx;
+
+// A rank's place in a replay of several ranks (eval/replicas.h,
+// replicas.cc); absent (nullptr) in a single run.
+struct RankState {
+  ReplicaHub* hub = nullptr;
+  int64_t rank = 0;
+  // Collectives this rank has reached: the n-th of every rank meet.
+  int64_t collectives = 0;
+};
+// replica-id and partition-id of the rank (replicas.cc).
+int64_t RankReplicaId(const RankState& r);
+int64_t RankPartitionId(const RankState& r);
+// Collectives over several ranks: exchange with the other ranks
+// (replicas.cc). Precondition: ctx.rank.
+absl::StatusOr<Value> EvalReplicatedCollective(Ctx& ctx, const hlo::HloInstruction& i,
+                                               std::span<const Value* const> ops);
 
 // What an op runs with.
 struct Ctx {
@@ -41,7 +59,13 @@ struct Ctx {
   int64_t replica_count = 1;
   int64_t max_loop_iterations = 1'000'000;
   const CustomCallRegistry* custom_calls = nullptr;
+  RankState* rank = nullptr;
 };
+
+// Evaluate, as one rank of a replay (rank non-null) or alone.
+absl::StatusOr<Value> EvaluateOnRank(const hlo::HloModule& module,
+                                     std::span<const Value> inputs,
+                                     const EvalOptions& options, RankState* rank);
 
 using Operands = std::span<const Value* const>;
 
@@ -134,6 +158,11 @@ absl::StatusOr<Value> EvalBatchNorm(Ctx& ctx, const hlo::HloInstruction& i,
                                     Operands ops);
 absl::StatusOr<Value> EvalCollective(Ctx& ctx, const hlo::HloInstruction& i,
                                      Operands ops);
+// An async collective start's value: (the operand, or a tuple of the
+// operands; `result`; then each further element of the declared tuple, a
+// context, as zeros).
+absl::StatusOr<Value> StartTuple(const Ctx& ctx, const hlo::HloInstruction& i,
+                                 Operands ops, Value result);
 absl::StatusOr<Value> EvalCustomCall(Ctx& ctx, const hlo::HloInstruction& i,
                                      Operands ops);
 

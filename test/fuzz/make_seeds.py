@@ -25,7 +25,7 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader",
-                         "compare", "stats", "three_way")}
+                         "compare", "stats", "three_way", "bisect")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -298,6 +298,36 @@ seeds["three_way"]["unpack_dir"] = side_triple(3, 1, 3, 0x00, NPY_F4_2, NPY_F4_2
 seeds["roundtrip"]["a"] = bytes(range(64))
 seeds["roundtrip"]["b"] = b"\xff" * 32 + b"\x01" * 200
 seeds["roundtrip"]["c"] = mc.GOOD * 4
+
+
+# --- bisect: module seed (8 bytes), steps, max_dim, attributes, input seed
+# (8), finite inputs, the instruction (8), the element (8), same numerics
+# (0 = f32 reference), the side the fault goes to ----------------------------
+def bisect_seed(module_seed, steps, max_dim, attrs, inputs, finite, pick, element, same, side):
+    return (struct.pack(">Q", module_seed) + bytes([steps, max_dim, attrs]) +
+            struct.pack(">Q", inputs) + bytes([finite]) + struct.pack(">QQ", pick, element) +
+            bytes([same, side]))
+
+
+seeds["bisect"]["small"] = bisect_seed(1, 12, 3, 0, 0, 1, 5, 2, 1, 0)
+seeds["bisect"]["attributes"] = bisect_seed(7, 20, 4, 1, 9, 1, 11, 0, 2, 1)
+seeds["bisect"]["f32_reference"] = bisect_seed(259, 8, 2, 0, 3, 1, 1, 7, 0, 0)
+seeds["bisect"]["nonfinite"] = bisect_seed(521, 27, 5, 1, 4, 0, 30, 1, 3, 1)
+# Inputs the target once failed on (each fixed since): an s32 leaf of a
+# tuple compared with the f32 tolerance; a complex element with an infinite
+# part that the fault did not move; two dynamic-update-slices that wrote
+# their operand in place before its last use.
+seeds["bisect"]["found_int_leaf"] = bytes.fromhex(
+    "b710b466f405ea654ab14b4ce8c74d2a7fcc240c22459a1cfc7ac4088a384b555b62855f17b5dc60a94ca5b7e52365")
+seeds["bisect"]["found_complex_inf"] = bytes.fromhex(
+    "d10d8cdc3c21be2d0e3327c65e11ffe948e3f068c60cdc530e7b069bccdfb9b2eadc773ee38d4398eb11156f046b15f8"
+    "7e425ba55cdd32333729bbc94cffe8cf775d0438f0bcd8630651")
+seeds["bisect"]["found_update_in_place_a"] = bytes.fromhex(
+    "3efd43c61b59ec242e62e677045028e1e9fd1dc05fc2a998f45a50c2d7637cab3b6efe458b3e5556b95fbed7741080aa"
+    "60c1ae3a20536adb76265eb9c381")
+seeds["bisect"]["found_update_in_place_b"] = bytes.fromhex(
+    "ae37b8daf00ad507806f24aafc89acafef925d7ddbf9c944b7bffae673a01f08da9b9237ed92d4a458223f43194b1faf"
+    "23f927d373")
 
 
 def main():

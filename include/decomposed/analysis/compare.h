@@ -169,6 +169,9 @@ struct CompareMetrics {
   uint64_t max_rel_error_index = 0;
   std::optional<double> mean_abs_error;
   std::optional<double> rms_error;
+  // sqrt(mean |e|^2) over the same pairs: the scale rms_error is relative
+  // to (divergence.h's relative error).
+  std::optional<double> expected_rms;
   std::optional<double> cosine;
   uint64_t expected_nan = 0, actual_nan = 0;
   uint64_t expected_inf = 0, actual_inf = 0;
@@ -353,6 +356,7 @@ class ElementComparator {
       m_.mean_abs_error = abs_sum_.value() / static_cast<double>(count_);
       m_.rms_error = std::sqrt(sq_sum_.value() / static_cast<double>(count_));
       double ee = e_sq_.value(), aa = a_sq_.value();
+      m_.expected_rms = std::sqrt(ee / static_cast<double>(count_));
       double denom = std::sqrt(ee) * std::sqrt(aa);
       if (ee > 0 && aa > 0 && std::isfinite(denom)) {
         double c = dot_.value() / denom;

@@ -107,6 +107,57 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
                                std::span<const Value> inputs,
                                const EvalOptions& options = {});
 
+// An evaluation of the entry computation driven one instruction at a time:
+// the base of lockstep tools (analysis/divergence.h runs two of them side by
+// side, comparing each instruction's values). Each Step() evaluates the next
+// instruction of schedule() exactly as Evaluate would (the same options,
+// hook, substitutes and numerics), and releases each value after its last
+// use, so memory is the single run's. The instructions of called
+// computations (a fusion's, a loop body's) run inside their caller's step.
+//
+// Contract:
+//   * schedule(): the entry instructions the root needs, in the order of
+//     the computation (operands first): the order Step() follows.
+//   * Step(): evaluates schedule()[steps_done()] and returns it; value()
+//     is its value until the next Step() or Finish(). Errors as Evaluate's;
+//     after an error, or past the end, Step() is kFailedPrecondition.
+//   * Finish(): runs the remaining steps and returns the root's value
+//     (once).
+//   * The module must outlive the Evaluation; `inputs` are copied (their
+//     storage is shared, not duplicated).
+//
+// Example:
+//   auto ev = *decomposed::eval::Evaluation::Start(*module, inputs, options);
+//   while (!ev->done()) {
+//     absl::StatusOr<const decomposed::hlo::HloInstruction*> i = ev->Step();
+//     if (!i.ok()) return i.status();
+//     std::cout << (*i)->name() << " " << ev->value().ShapeString() << "\n";
+//   }
+//   decomposed::eval::Value root = *ev->Finish();
+class Evaluation {
+ public:
+  static absl::StatusOr<std::unique_ptr<Evaluation>> Start(
+      const hlo::HloModule& module, std::span<const Value> inputs,
+      const EvalOptions& options = {});
+  ~Evaluation();
+  Evaluation(const Evaluation&) = delete;
+  Evaluation& operator=(const Evaluation&) = delete;
+
+  std::span<const hlo::HloInstruction* const> schedule() const;
+  int64_t steps_done() const;
+  bool done() const;
+  absl::StatusOr<const hlo::HloInstruction*> Step();
+  // The value of the instruction the last Step() returned (an empty tuple
+  // before the first step).
+  const Value& value() const;
+  absl::StatusOr<Value> Finish();
+
+ private:
+  struct Impl;
+  explicit Evaluation(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 // The outputs as unpack writes them: one per element of a tuple root,
 // else the root itself.
 std::vector<Value> FlattenOutputs(const Value& root);
