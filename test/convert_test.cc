@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
+#include "decomposed/status.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "gtest/gtest.h"
 
@@ -173,6 +175,13 @@ TEST(Convert, TheReportSaysWhatWasWritten) {
   EXPECT_EQ(r.inputs, 1u);
   EXPECT_EQ(r.outputs, 1u);
   EXPECT_EQ(r.bytes, ReadClassic(out).SerializeAsString().size());
+  // An output that cannot be written is named as the file at fault, not
+  // the input (Python's OSError gives that name).
+  const std::string bad = TempPath("no-such-dir") + "/x.pb";
+  absl::Status o = ConvertSnapshot(in, bad, SnapshotType::kClassic);
+  EXPECT_EQ(ErrnoOf(o), ENOENT) << o;
+  EXPECT_EQ(PathOf(o), bad) << o;
+  EXPECT_EQ(std::string(o.message()).find(in), std::string::npos) << o;
   ConvertReport back;
   ASSERT_TRUE(ConvertSnapshot(out, in + "2", SnapshotType::kDecomposed,
                               SnapshotType::kAuto, {}, &back).ok());

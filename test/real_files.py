@@ -200,7 +200,7 @@ def check_args_only(cli, path, rel, tmp):
 # text that starts with "HloModule"), and printing the printed text again
 # must give the same text. Files that are not modules keep their exit code
 # of 1 there.
-HLO_ENABLED = False
+HLO_ENABLED = True
 
 
 def check_hlo(cli, path, rel, kind, tmp):
@@ -228,9 +228,10 @@ def main():
     a = ap.parse_args()
     real = find_real(a.real)
     if real is None:
-        print("real_files: skipped: no shared/real beside the repository "
-              f"(looked under {os.path.normpath(os.path.join(REPO, '..'))}); "
-              "--real DIR names it")
+        where = (a.real if a.real else
+                 "shared/real beside the repository, under "
+                 + os.path.normpath(os.path.join(REPO, "..")) + " or its parent")
+        print(f"real_files: skipped: no {where}; --real DIR names it")
         return SKIP
     with open(os.path.join(real, "SOURCES.json")) as f:
         sources = {e["dest"]: e["kind"] for e in json.load(f)}

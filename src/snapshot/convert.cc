@@ -120,6 +120,15 @@ class Literals {
   std::vector<std::unique_ptr<LiteralSource>> owned_;
 };
 
+// An error of the output file names that file (kPathPayload), so that it
+// is not taken for the input's: Python's OSError then gives its name.
+absl::Status OutputError(const absl::Status& s, const std::string& out) {
+  if (s.ok() || PathOf(s)) return s;
+  absl::Status named = s;
+  named.SetPayload(Sv(kPathPayload), absl::Cord(out));
+  return named;
+}
+
 // Converts what `reader` reads (a mapped file, whose bodies the output
 // borrows) to the other form, written atomically to `out`.
 template <RewindableSource S>
@@ -169,15 +178,15 @@ absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
   if (to_classic) {
     absl::StatusOr<ClassicPlan> plan = PlanClassic(header, inputs, outputs);
     if (!plan.ok()) return plan.status();
-    if (absl::Status s = sink.Open(out); !s.ok()) return s;
+    if (absl::Status s = sink.Open(out); !s.ok()) return OutputError(s, out);
     if (absl::Status s = WriteClassicSnapshot(sink, header, plan->arguments,
                                               plan->result, options.progress);
         !s.ok()) {
       return s;
     }
-    return sink.Commit();
+    return OutputError(sink.Commit(), out);
   }
-  if (absl::Status s = sink.Open(out); !s.ok()) return s;
+  if (absl::Status s = sink.Open(out); !s.ok()) return OutputError(s, out);
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
   if (options.progress) w.set_progress(options.progress);
   if (absl::Status s = w.WriteHeader(header); !s.ok()) return s;
@@ -186,7 +195,7 @@ absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
     if (absl::Status s = w.WriteOutputs(outputs); !s.ok()) return s;
   }
   if (absl::Status s = w.Finish(); !s.ok()) return s;
-  return sink.Commit();
+  return OutputError(sink.Commit(), out);
 }
 
 }  // namespace
@@ -244,6 +253,8 @@ absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
     struct stat st;
     if (::stat(out.c_str(), &st) == 0) report->bytes = static_cast<uint64_t>(st.st_size);
   }
+  // The output's errors name the output, not the input.
+  if (PathOf(s) == out) return s;
   return f.Annotate(s);
 }
 

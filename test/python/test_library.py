@@ -87,6 +87,21 @@ def test_convert_round_trip(sample, tmp_path):
         decomposed.convert(path, classic, to="npy")
 
 
+def test_os_errors_name_the_file_once(sample, tmp_path):
+    """An OSError names the file at fault, once: the input that is missing,
+    the output that cannot be written (not the input it came from)."""
+    path, _, _ = sample
+    missing = str(tmp_path / "missing.dhs")
+    with pytest.raises(FileNotFoundError) as e:
+        decomposed.open(missing)
+    assert e.value.filename == missing and str(e.value).count(missing) == 1
+    bad = str(tmp_path / "no-such-dir" / "x.pb")
+    with pytest.raises(FileNotFoundError) as e:
+        decomposed.convert(path, bad, to="classic")
+    assert e.value.filename == bad, str(e.value)
+    assert str(e.value).count(bad) == 1 and path not in str(e.value)
+
+
 def test_compare_and_stats(sample, tmp_path):
     path, ins, outs = sample
     other = str(tmp_path / "o.dhs")

@@ -187,12 +187,14 @@ class BasicFdSink {
 
   bool Write(std::string_view d) {
     if (!status_.ok()) return false;
-    // One copy into the buffer, reached only with d.size() < capacity_ -
-    // used_ + 1 (GCC's -Wstringop-overread saw a copy of a buffer's worth
-    // from a small array when a second copy followed the flush).
-    if (d.size() > capacity_ - used_) [[unlikely]] {
+    // One copy into the buffer, of fewer bytes than the buffer holds. The
+    // capacity is read once: after Flush() (a call that may write memory)
+    // GCC could not tell that it had not grown, and warned of a copy of a
+    // buffer's worth from a small array (-Wstringop-overread).
+    const size_t capacity = capacity_;
+    if (d.size() > capacity - used_) [[unlikely]] {
       if (!Flush()) return false;
-      if (d.size() >= capacity_) return Direct(d);
+      if (d.size() >= capacity) return Direct(d);
     }
     std::memcpy(buffer_.get() + used_, d.data(), d.size());
     used_ += d.size();
