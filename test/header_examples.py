@@ -220,11 +220,7 @@ GIVENS = {
 }
 # Examples of an API that is being written: listed, not compiled, until it
 # lands (then the entry goes). Each says what it waits for.
-PENDING = {
-    "decomposed/hlo/text.h#0":
-        "ParseHloText, PrintHloModuleToString and HloPrintOptions: the HLO "
-        "printer and parser (src/hlo) are being added",
-}
+PENDING = {}
 # Examples that return something other than absl::Status.
 RETURNS = {
     "decomposed/analysis/report.h#0": "int",

@@ -194,8 +194,7 @@ def check_args_only(cli, path, rel, tmp):
 
 
 # --- decomposed hlo -------------------------------------------------------------
-# `decomposed hlo FILE` (print a module as HLO text) is added on another
-# branch. When it lands, set HLO_ENABLED = True: then every HLO text file
+# `decomposed hlo FILE` (print a module as HLO text): every HLO text file
 # and every HloModuleProto and HloProto file must parse and print (exit 0,
 # text that starts with "HloModule"), and printing the printed text again
 # must give the same text. Files that are not modules keep their exit code
