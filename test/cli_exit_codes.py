@@ -367,6 +367,23 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     r = expect(0, ["hlo", proto, "--json"])
     if json.loads(r.stdout)["instructions"] != 6:
         failures.append(f"hlo --json: {r.stdout[:300]!r}")
+    # pack --module takes HLO text too: the same snapshot as from the proto.
+    from_text = os.path.join(tmp, "from_text.dhs")
+    from_proto = os.path.join(tmp, "from_proto.dhs")
+    expect(0, ["unpack", "--output-prefix=" + os.path.join(tmp, "hlo_"), EXAMPLE])
+    inputs = ["--input", os.path.join(tmp, "hlo_value_input0.npy"),
+              "--input", os.path.join(tmp, "hlo_value_input1.npy")]
+    expect(0, ["pack", "--module", short, *inputs, "-o", from_text])
+    expect(0, ["pack", "--module", proto, *inputs, "-o", from_proto])
+    with open(from_text, "rb") as f, open(from_proto, "rb") as g:
+        if f.read() != g.read():
+            failures.append("pack --module TEXT differs from pack --module PROTO")
+    elided = os.path.join(tmp, "elided.hlo.txt")
+    with open(elided, "w") as f:
+        f.write("HloModule m\n\nENTRY e {\n  ROOT c = f32[11]{0} constant({...})\n}\n")
+    r = expect(1, ["pack", "--module", elided, "-o", os.path.join(tmp, "e.dhs")], "pack")
+    if 'constant "c"' not in r.stderr:
+        failures.append(f"pack of an elided constant: {r.stderr!r}")
     bad_text = os.path.join(tmp, "bad.hlo.txt")
     with open(bad_text, "w") as f:
         f.write("HloModule m\n\nENTRY e {\n  ROOT a = f32[] add(b, c)\n}\n")
