@@ -27,6 +27,24 @@ import tempfile
 # example's code, in the same function. The function returns absl::Status
 # unless RETURNS says otherwise.
 GIVENS = {
+    "decomposed/analysis/divergence.h#0": """
+        std::unique_ptr<decomposed::hlo::HloModule> module;
+        std::vector<decomposed::eval::Value> inputs;""",
+    "decomposed/capture/bundle_reader.h#1": """
+        using namespace decomposed::capture;""",
+    "decomposed/capture/plan.h#0": """
+        using namespace decomposed::capture;""",
+    "decomposed/capture/selector.h#1": """
+        using namespace decomposed::capture;""",
+    "decomposed/eval/evaluate.h#1": """
+        std::unique_ptr<decomposed::hlo::HloModule> module;
+        std::vector<decomposed::eval::Value> inputs;
+        decomposed::eval::EvalOptions options;""",
+    "decomposed/eval/replicas.h#0": """
+        std::unique_ptr<decomposed::hlo::HloModule> m0, m1;
+        decomposed::eval::Value x0, x1;""",
+    "decomposed/hlo/print.h#0": """
+        std::unique_ptr<decomposed::hlo::HloModule> module;""",
     "decomposed/analysis/compare.h#0": """
         decomposed::CompareOptions options;
         constexpr auto kF32 = decomposed::PrimitiveType::kF32;

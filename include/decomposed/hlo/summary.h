@@ -17,6 +17,7 @@
 //     is counted in `flops_unknown`.
 //
 // Example:
+//   decomposed::xla::HloModuleProto proto;  // a module, read from a file
 //   auto m = *decomposed::hlo::HloModule::Create(proto);
 //   decomposed::hlo::ModuleSummary s = decomposed::hlo::SummarizeModule(*m);
 //   std::cout << s.OneLine() << "\n";

@@ -8,8 +8,8 @@
 // from text keeps them here, so that text -> text keeps them too.
 //
 // Example (hlo/parse.h and hlo/print.h carry these through):
-//   xla::LiteralProto literal;
-//   literal.mutable_shape()->set_element_type(xla::F32);
+//   decomposed::xla::LiteralProto literal;
+//   literal.mutable_shape()->set_element_type(decomposed::xla::F32);
 //   literal.mutable_shape()->add_dimensions(16);
 //   // A shape and no data: what `constant({...})` of a text dump gives.
 //   bool elided = decomposed::hlo::IsElidedLiteral(literal);  // true

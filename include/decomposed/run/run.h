@@ -52,7 +52,7 @@
 //   absl::StatusOr<decomposed::run::RunReport> r = decomposed::run::RunSnapshot(req);
 //   if (!r.ok()) return r.status();
 //   std::cout << decomposed::run::RunReportText(*r);
-//   return r->pass() ? 0 : 1;
+//   if (!r->pass()) return absl::FailedPreconditionError("outputs differ");
 #ifndef DECOMPOSED_RUN_RUN_H_
 #define DECOMPOSED_RUN_RUN_H_
 
