@@ -1,11 +1,13 @@
 // The HLO printer (hlo/print.h).
 #include "decomposed/hlo/print.h"
 
+#include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <limits>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -750,6 +752,63 @@ TEST(HloPrintAttributesTest, ContractionsAndWindows) {
             "pad=0_0x1_1x1_1x0_0 rhs_dilate=1x2x2x1}, to_apply=%sum");
 }
 
+// XLA's CreateFromProto resizes operand_precision to the operand count (dot,
+// convolution, custom-call) or to 2 (ragged-dot, scaled-dot) before printing:
+// missing entries are DEFAULT, extra ones are dropped.
+TEST(HloPrintAttributesTest, PrecisionListTakesTheOperandCount) {
+  HloModuleBuilder mb("m");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");               // 1
+  HloOp a = c.Parameter(0, MakeArrayShape(F32, {2, 3}), "a");              // 2
+  HloOp b = c.Parameter(1, MakeArrayShape(F32, {3, 4}), "b");              // 3
+  const xla::DotDimensionNumbers dn = MakeDotDimensionNumbers({1}, {0});
+  c.Dot(a, b, dn);                                                         // 4
+  c.Dot(a, b, dn);                                                         // 5
+  c.CustomCall("foo", {a, b, a}, MakeArrayShape(F32, {2}));                // 6
+  xla::HloInstructionProto sd;
+  sd.set_opcode("scaled-dot");
+  *sd.mutable_shape() = MakeArrayShape(F32, {2, 4});
+  *sd.mutable_dot_dimension_numbers() = dn;
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::HIGH);
+  sd.mutable_precision_config()->add_operand_precision(xla::PrecisionConfig::HIGHEST);
+  HloOp one = c.ConstantR0(F32, 1);                                        // 7
+  c.AddInstruction(sd, {a, b, one, one});                                  // 8
+  absl::StatusOr<xla::HloModuleProto> proto = mb.Build();
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  for (xla::HloInstructionProto& in :
+       *proto->mutable_computations(0)->mutable_instructions()) {
+    xla::PrecisionConfig* pc = in.mutable_precision_config();
+    if (in.id() == 4) {  // one entry: padded with default
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::HIGH);
+    } else if (in.id() == 5) {  // the non-default third entry is dropped
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+      pc->add_operand_precision(xla::PrecisionConfig::DEFAULT);
+      pc->add_operand_precision(xla::PrecisionConfig::HIGHEST);
+    } else if (in.id() == 6) {  // three operands, one entry
+      pc->clear_operand_precision();
+      pc->add_operand_precision(xla::PrecisionConfig::HIGH);
+    }
+  }
+  std::unique_ptr<HloModule> m = View(*proto);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kShort);
+  EXPECT_EQ(LineOf(t, "dot.4"),
+            "  dot.4 = f32[2,4]{1,0} dot(a, b), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}, operand_precision={high,default}");
+  EXPECT_EQ(LineOf(t, "dot.5"),
+            "  dot.5 = f32[2,4]{1,0} dot(a, b), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}");
+  EXPECT_EQ(LineOf(t, "custom-call.6"),
+            "  custom-call.6 = f32[2]{0} custom-call(a, b, a), "
+            "operand_precision={high,default,default}, custom_call_target=\"foo\"");
+  EXPECT_EQ(LineOf(t, "scaled-dot.8"),
+            "  ROOT scaled-dot.8 = f32[2,4]{1,0} scaled-dot(a, b, constant.7, constant.7), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+            "operand_precision={default,high}");
+}
+
 TEST(HloPrintAttributesTest, GatherScatter) {
   HloModuleBuilder mb("g");
   HloComputationBuilder& sum = AddSum(mb);                                // 1..4
@@ -1119,6 +1178,33 @@ TEST(HloPrintAttributesTest, RareAttributes) {
       << t;
 }
 
+TEST(HloPrintAttributesTest, SendRecvChannels) {
+  HloModuleBuilder mb("sr");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");      // 1
+  HloOp p = c.Parameter(0, MakeArrayShape(F32, {4}), "p");        // 2
+  HloOp tok = c.AfterAll({});                                     // 3
+  HloOp send = c.Send(p, tok, 7);                                 // 4
+  HloOp send_done = c.SendDone(send);                             // 5
+  // XLA takes a send-done's channel from its send.
+  c.mutable_proto(send_done)->clear_channel_id();
+  HloOp recv = c.Recv(tok, MakeArrayShape(F32, {2}), 8, /*is_host_transfer=*/true);  // 6
+  HloOp recv_done = c.RecvDone(recv);                             // 7
+  c.mutable_proto(recv_done)->set_is_host_transfer(true);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string t = Print(*m, HloTextStyle::kModern);
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "send.4"), " send(%p, %after-all.3), channel_id=7"))
+      << LineOf(t, "send.4");
+  EXPECT_EQ(LineOf(t, "send-done.5"),
+            "  %send-done.5 = token[] send-done(%send.4), channel_id=7");
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "recv.6"),
+                             " recv(%after-all.3), channel_id=8, is_host_transfer=true"))
+      << LineOf(t, "recv.6");
+  EXPECT_TRUE(absl::EndsWith(LineOf(t, "recv-done.7"),
+                             " recv-done(%recv.6), channel_id=8, is_host_transfer=true"))
+      << LineOf(t, "recv-done.7");
+}
+
 // --- Metadata, attributes, sharding ------------------------------------------------------
 
 TEST(HloPrintAttributesTest, MetadataFrontendAttributesBackendConfig) {
@@ -1311,6 +1397,22 @@ TEST(HloPrintStreamTest, BigModulesArriveInChunks) {
     joined += chunk;
   }
   EXPECT_EQ(joined, whole);
+  // So does one long constant, in the short style.
+  HloModuleBuilder cb("big_constant");
+  HloComputationBuilder& cc = cb.AddEntryComputation("main");
+  std::vector<double> values(300000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.1 * static_cast<double>(i);
+  cc.ConstantArray(F32, {static_cast<int64_t>(values.size())}, values);
+  std::unique_ptr<HloModule> constant = Build(cb);
+  ASSERT_NE(constant, nullptr);
+  ChunkSink constant_sink;
+  HloPrintOptions short_style;
+  short_style.style = HloTextStyle::kShort;
+  ASSERT_TRUE(PrintHloModule(*constant, short_style, constant_sink).ok());
+  EXPECT_GE(constant_sink.chunks_.size(), 4u);
+  for (const std::string& chunk : constant_sink.chunks_) {
+    EXPECT_LE(chunk.size(), (size_t{256} << 10) + (size_t{64} << 10));
+  }
   // A sink that fails stops the printing with its status.
   ChunkSink failing;
   failing.fail_ = true;
@@ -1457,6 +1559,57 @@ TEST(HloPrintRealTest, EveryRealModulePrintsAndMatchesXlasText) {
   // The spu, xla-rs, TraceLens, iree, ROCm, Neuron and derived modules.
   EXPECT_GE(printed, 20);
   EXPECT_EQ(compared, static_cast<int>(pairs.size()));
+}
+
+// XLA's own texts as the oracle of float formatting: every scalar floating
+// constant in the texts XLA dumped (torch-neuronx, torch-xla, JAX and the
+// ROCm perf dumps; not the benchmark and tool inputs, which people edited:
+// one says so, and writes `0.0` and `55906239034112`), read back and
+// printed again, gives the same digits.
+TEST(HloPrintRealTest, ScalarFloatConstantsOfXlasTexts) {
+  const fs::path real = RealDir();
+  if (!fs::exists(real)) GTEST_SKIP() << real << " is absent";
+  const std::map<std::string, int> types = {
+      {"f32", F32}, {"f64", xla::F64}, {"bf16", xla::BF16}, {"f16", xla::F16}};
+  int checked = 0;
+  std::set<std::string> seen;
+  const std::vector<std::string> dumps = {
+      "kahfizulkifli+GraphHelper", "pytorch+xla", "ROCm+xla/perf_tools",
+      "aws-neuron+neuronx-distributed", "iree-org+iree", "LaurentMazare+xla-rs"};
+  for (const auto& e : fs::recursive_directory_iterator(real)) {
+    const std::string path = fs::relative(e.path(), real).string();
+    if (!e.is_regular_file() || e.path().extension() == ".pb" ||
+        absl::EndsWith(path, ".txt.hlo") ||
+        std::none_of(dumps.begin(), dumps.end(), [&](const std::string& d) {
+          return absl::StartsWith(path, d + "/");
+        })) {
+      continue;
+    }
+    const std::string text = ReadFile(e.path());
+    for (const auto& [name, type] : types) {
+      const std::string key = " " + name + "[] constant(";
+      for (size_t at = text.find(key); at != std::string::npos;
+           at = text.find(key, at + 1)) {
+        const size_t begin = at + key.size();
+        const size_t end = text.find(')', begin);
+        if (end == std::string::npos) break;
+        const std::string digits = text.substr(begin, end - begin);
+        if (digits.empty() || digits.find_first_not_of("0123456789.e+-") !=
+                                  std::string::npos) {
+          continue;  // nan, inf: their bits are not in the text
+        }
+        if (!seen.insert(name + digits).second) continue;
+        char* rest = nullptr;
+        const double v = std::strtod(digits.c_str(), &rest);
+        ASSERT_EQ(*rest, '\0') << digits;
+        EXPECT_EQ(LiteralToText(Lit(type, {}, {v})), digits)
+            << name << " in " << e.path();
+        ++checked;
+      }
+    }
+  }
+  // The dumps hold a few hundred distinct ones.
+  EXPECT_GE(checked, 100);
 }
 
 }  // namespace

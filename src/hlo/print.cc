@@ -738,15 +738,24 @@ class ModulePrinter {
 
   void Next() { out_.Append(", "); }
 
-  void PrecisionConfig(const xla::PrecisionConfig& pc) {
-    if (std::any_of(pc.operand_precision().begin(), pc.operand_precision().end(),
-                    [](int v) { return v != xla::PrecisionConfig::DEFAULT; })) {
+  // XLA's CreateFromProto resizes operand_precision to `operands` entries
+  // (padding with DEFAULT, dropping extras) before anything prints it.
+  void PrecisionConfig(const xla::PrecisionConfig& pc, int64_t operands) {
+    const int given = pc.operand_precision_size();
+    const int n = static_cast<int>(std::clamp<int64_t>(operands, 0, 1 << 20));
+    bool any = false;
+    for (int i = 0; i < std::min(given, n); ++i) {
+      if (pc.operand_precision(i) != xla::PrecisionConfig::DEFAULT) any = true;
+    }
+    if (any) {
       Next();
       out_.Append("operand_precision={");
-      for (int i = 0; i < pc.operand_precision_size(); ++i) {
+      for (int i = 0; i < n; ++i) {
         if (i != 0) out_.Append(',');
+        const int v = i < given ? pc.operand_precision(i)
+                                : static_cast<int>(xla::PrecisionConfig::DEFAULT);
         out_.Append(Lower(xla::PrecisionConfig::Precision_Name(
-            static_cast<xla::PrecisionConfig::Precision>(pc.operand_precision(i)))));
+            static_cast<xla::PrecisionConfig::Precision>(v))));
       }
       out_.Append('}');
     }
@@ -873,8 +882,15 @@ class ModulePrinter {
           out_.Append(thread);
           out_.Append('"');
         }
-        if (const HloComputation* w = SugaredAsync(in)) {
-          if (absl::Status s = ExtraAttributes(*w->root()); !s.ok()) return s;
+        // The wrapped instruction's attributes (an async op wrapping an
+        // async op is followed kMaxAsyncNesting deep, enough for any
+        // module XLA loads; a cycle of them is not).
+        const HloComputation* w = SugaredAsync(in);
+        if (w != nullptr && async_depth_ < kMaxAsyncNesting) {
+          ++async_depth_;
+          absl::Status s = ExtraAttributes(*w->root());
+          --async_depth_;
+          if (!s.ok()) return s;
         }
         break;
       }
@@ -924,13 +940,23 @@ class ModulePrinter {
       case HloOpcode::kSend:
       case HloOpcode::kRecv:
       case HloOpcode::kSendDone:
-      case HloOpcode::kRecvDone:
-        ChannelId(in);
+      case HloOpcode::kRecvDone: {
+        // XLA builds send-done and recv-done from their send or recv: the
+        // channel is that op's.
+        const HloInstruction* channel = &in;
+        if ((op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone) &&
+            in.operand_count() > 0 &&
+            (in.operand(0)->opcode() == HloOpcode::kSend ||
+             in.operand(0)->opcode() == HloOpcode::kRecv)) {
+          channel = in.operand(0);
+        }
+        ChannelId(*channel);
         if (p.is_host_transfer()) {
           Next();
           out_.Append("is_host_transfer=true");
         }
         break;
+      }
       case HloOpcode::kAllGather:
       case HloOpcode::kAllGatherStart:
         Collective(in);
@@ -1104,7 +1130,7 @@ class ModulePrinter {
           out_.Append("batch_group_count=");
           out_.AppendInt(in.batch_group_count());
         }
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), in.operand_count());
         break;
       case HloOpcode::kReduceWindow:
       case HloOpcode::kSelectAndScatter:
@@ -1188,7 +1214,7 @@ class ModulePrinter {
       case HloOpcode::kDot:
         Next();
         AppendDotDimensionNumbers(out_, p.dot_dimension_numbers());
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), in.operand_count());
         if (p.dot_sparsity_size() > 0) {
           Next();
           out_.Append("sparsity=");
@@ -1204,6 +1230,12 @@ class ModulePrinter {
           }
         }
         break;
+      case HloOpcode::kScaledDot:
+        // lhs, rhs, lhs_scale, rhs_scale: only lhs and rhs carry precisions.
+        Next();
+        AppendDotDimensionNumbers(out_, p.dot_dimension_numbers());
+        PrecisionConfig(p.precision_config(), 2);
+        break;
       case HloOpcode::kRaggedDot: {
         const xla::RaggedDotDimensionNumbers& r = p.ragged_dot_dimension_numbers();
         Next();
@@ -1216,7 +1248,7 @@ class ModulePrinter {
           out_.Append(", rhs_group_dims=");
           AppendIntList(out_, r.rhs_group_dimensions());
         }
-        PrecisionConfig(p.precision_config());
+        PrecisionConfig(p.precision_config(), 2);
         break;
       }
       case HloOpcode::kDomain:
@@ -1407,7 +1439,7 @@ class ModulePrinter {
       out_.Append("batch_group_count=");
       out_.AppendInt(in.batch_group_count());
     }
-    PrecisionConfig(p.precision_config());
+    PrecisionConfig(p.precision_config(), in.operand_count());
     if (p.padding_type() != xla::PADDING_INVALID) {
       Next();
       out_.Append("padding_type=");
@@ -1464,6 +1496,8 @@ class ModulePrinter {
     size_t offset = 0;
     size_t size = 0;
   };
+  static constexpr int kMaxAsyncNesting = 16;
+  int async_depth_ = 0;
   std::vector<ShapeSpan> shape_spans_;
   TextBuffer shape_arena_;
 };

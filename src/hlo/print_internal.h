@@ -49,11 +49,11 @@ class TextBuffer {
   }
   // Hands over whatever is buffered (no-op without a writer).
   bool Flush() {
-    if (write_ == nullptr || failed_) return !failed_;
-    if (!buf_.empty()) {
-      if (!write_(sink_, buf_)) failed_ = true;
-      buf_.clear();
-    }
+    if (write_ == nullptr) return true;
+    // After a refused chunk the text is dropped: nothing more reaches the
+    // sink and the buffer does not grow.
+    if (!failed_ && !buf_.empty() && !write_(sink_, buf_)) failed_ = true;
+    buf_.clear();
     return !failed_;
   }
   bool failed() const { return failed_; }

@@ -277,9 +277,11 @@ void AppendArrayValues(TextBuffer& out, const xla::ShapeProto& s, PT t,
                         data + static_cast<size_t>(offset + i * step) *
                                    element_bytes,
                         /*pred_as_digit=*/true);
+          // A long row is handed over as it goes; a refused chunk stops it.
+          if ((i & 4095) == 4095 && !out.MaybeFlush()) return;
         }
         idx[l] = n;
-        out.MaybeFlush();
+        if (!out.MaybeFlush()) return;
         continue;
       }
       base[l] = offset;
@@ -381,8 +383,11 @@ void CanonicalizeIota(std::vector<int64_t>& dims, std::vector<int>& perm) {
     for (size_t i = 1, base = 0; i < dims.size(); ++i) {
       const int base_dim = perm[base];
       const int d = perm[i];
-      if (base_dim + static_cast<int>(i - base) == d) {
-        dims[static_cast<size_t>(base_dim)] *= dims[static_cast<size_t>(d)];
+      int64_t merged;
+      if (base_dim + static_cast<int>(i - base) == d &&
+          !__builtin_mul_overflow(dims[static_cast<size_t>(base_dim)],
+                                  dims[static_cast<size_t>(d)], &merged)) {
+        dims[static_cast<size_t>(base_dim)] = merged;
         dims[static_cast<size_t>(d)] = 1;
         changed = true;
       } else {
@@ -1199,7 +1204,7 @@ void AppendConvolutionDimensionNumbers(
                     const auto& spatial) {
     int64_t len = std::max(a, b);
     for (int64_t s : spatial) len = std::max(len, s);
-    len = std::min(len + 1, kMaxLabels);
+    len = std::min(len, kMaxLabels - 1) + 1;
     std::vector<std::string> v(static_cast<size_t>(std::max<int64_t>(len, 0)),
                                "?");
     auto set = [&](int64_t i, std::string text) {
