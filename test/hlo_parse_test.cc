@@ -387,6 +387,21 @@ ENTRY e {
   EXPECT_EQ(Instr(t, "z").shape().layout().minor_to_major_size(), 0);
 }
 
+TEST(HloParseTest, ScanTakesToApply) {
+  // What the printer writes for a scan: its computation as to_apply=.
+  const ParsedHloText t = Parse(R"(s {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] scan(p, z), to_apply=s
+})");
+  EXPECT_EQ(Called(t, Instr(t, "r")), (std::vector<std::string>{"s"}));
+}
+
 TEST(HloParseTest, ScheduledModule) {
   const ParsedHloText t = Parse(R"(HloModule m, is_scheduled=true
 
@@ -550,6 +565,8 @@ TEST(HloParseTest, EveryAttribute) {
             (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(V(Instr(t, "rv").dimensions()), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(V(Instr(t, "cc").dimensions()), (std::vector<int64_t>{0}));
+  // XLA's reshape keeps its inferred dimension as its one dimension.
+  EXPECT_EQ(V(Instr(t, "rs").dimensions()), (std::vector<int64_t>{0}));
   {
     const auto& s = Instr(t, "sl").slice_dimensions();
     ASSERT_EQ(s.size(), 2);
@@ -1081,6 +1098,21 @@ TEST(HloParseLiteralTest, ElidedConstants) {
     EXPECT_TRUE(l.has_shape()) << shape;
     EXPECT_EQ(l.ByteSizeLong(), l.shape().ByteSizeLong() + 2) << shape;
   }
+  // A scalar, and a tuple (each element elided; XLA's long and modern
+  // styles print every tuple constant as `{...}`).
+  EXPECT_TRUE(IsElidedLiteral(Lit("f32[]", "{...}")));
+  const xla::LiteralProto t = Lit("(f32[], (s32[2]{0}))", "{...}");
+  EXPECT_EQ(t.shape().element_type(), xla::TUPLE);
+  ASSERT_EQ(t.tuple_literals_size(), 2);
+  EXPECT_TRUE(IsElidedLiteral(t.tuple_literals(0)));
+  EXPECT_EQ(t.tuple_literals(0).shape().element_type(), xla::F32);
+  ASSERT_EQ(t.tuple_literals(1).tuple_literals_size(), 1);
+  EXPECT_TRUE(IsElidedLiteral(t.tuple_literals(1).tuple_literals(0)));
+  EXPECT_EQ(t.tuple_literals(1).tuple_literals(0).shape().dimensions(0), 2);
+  // The short style prints such a tuple element by element.
+  const xla::LiteralProto t2 = Lit("(f32[], s32[2]{0})", "( {...}, {1, 2} )");
+  EXPECT_TRUE(IsElidedLiteral(t2.tuple_literals(0)));
+  EXPECT_EQ(t2.tuple_literals(1).s32s_size(), 2);
   EXPECT_EQ(LitError("f32[2,2]", "{ {...} }"),
             "line 1, column 41: expected \"...\" only directly inside the outer "
             "braces of f32[2,2], found \"...\"");
@@ -1183,6 +1215,12 @@ TEST(HloParseErrorTest, MessagesNameTheLineColumnAndToken) {
   EXPECT_EQ(Error("ENTRY e {\n  p = f32[2]{0,1} parameter(0)\n}"),
             "line 2, column 13: expected a layout of 1 dimensions for f32[2], "
             "found 2");
+  EXPECT_EQ(Error("ENTRY e {\n  p = f32[2,2]{10,1} parameter(0)\n}"),
+            "line 2, column 15: expected a layout that orders the 2 dimensions "
+            "of f32[2,2], each of 0..1 once, found {10,1}");
+  EXPECT_EQ(Error("ENTRY e {\n  p = f32[2,2]{1,1} parameter(0)\n}"),
+            "line 2, column 15: expected a layout that orders the 2 dimensions "
+            "of f32[2,2], each of 0..1 once, found {1,1}");
   EXPECT_EQ(Error("ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] "
                   "compare(p, p), direction=XX\n}"),
             "line 3, column 43: expected a comparison direction (EQ, NE, GE, GT, "
@@ -1203,6 +1241,29 @@ TEST(HloParseErrorTest, BadBytes) {
   EXPECT_EQ(Error("ENTRY e { ROOT c = s32[] custom-call(), custom_call_target=\"abc }"),
             "line 1, column 60: expected a quoted string, found an unterminated "
             "string");
+  EXPECT_EQ(Error("ENTRY e {\n  -inf = f32[] parameter(0)\n}"),
+            "line 2, column 3: expected an instruction name, ROOT or \"}\", found "
+            "\"-inf\"");
+  // Device lists and iota forms hold as many devices as the tiles.
+  EXPECT_EQ(Error("ENTRY e { ROOT p = f32[8] parameter(0), "
+                  "sharding={devices=[2]<=[0]} }"),
+            "line 1, column 64: expected iota dimensions of 2 devices, as many as "
+            "[2], found [0]");
+  EXPECT_EQ(Error("ENTRY e { ROOT p = f32[8] parameter(0), "
+                  "sharding={devices=[2,2]<=[2,2]T(0,0)} }"),
+            "line 1, column 72: expected T(...) ordering the 2 iota dimensions, "
+            "each once, found (0,0)");
+  EXPECT_EQ(Error("ENTRY e { ROOT p = f32[8] parameter(0), "
+                  "sharding={devices=[2,2]0,1,2} }"),
+            "line 1, column 64: expected 4 devices, as many as [2,2], found 3");
+  EXPECT_EQ(Error("ENTRY e { ROOT p = f32[8] parameter(0), "
+                  "sharding={devices=[0]} }"),
+            "line 1, column 51: expected tile dimensions of at least 1 whose "
+            "product fits in 64 bits, found [0]");
+  EXPECT_EQ(Error("ENTRY e { p = f32[8] parameter(0)\n ROOT a = f32[8] "
+                  "all-gather(p), replica_groups=[2,2]<=[3], dimensions={0} }"),
+            "line 2, column 55: expected iota dimensions of 4 devices, as many as "
+            "[2,2], found [3]");
   EXPECT_EQ(Error("ENTRY e { ROOT p = f32[] parameter(0) } @"),
             "line 1, column 41: expected a computation name or ENTRY, found \"@\"");
 }

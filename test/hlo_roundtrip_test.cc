@@ -347,6 +347,25 @@ TEST(ElidedRoundTripTest, LargeConstants) {
   }
 }
 
+TEST(ElidedRoundTripTest, TupleConstants) {
+  // XLA's long and modern styles print every tuple constant as `{...}`;
+  // read back, each element is elided and prints `{...}` in the short style.
+  const std::string text = R"(HloModule m, entry_computation_layout={()->(f32[], s32[2]{0})}
+
+ENTRY %e () -> (f32[], s32[2]) {
+  ROOT %c = (f32[], s32[2]{0}) constant({...})
+}
+
+)";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kLong), text);
+  const std::string short_text = Reprint(text, HloTextStyle::kShort);
+  EXPECT_NE(short_text.find("ROOT c = (f32[], s32[2]{0}) constant(( {...}, {...} ))"),
+            std::string::npos)
+      << short_text;
+  EXPECT_EQ(Reprint(short_text, HloTextStyle::kShort), short_text);
+  EXPECT_EQ(Reprint(short_text, HloTextStyle::kLong), text);
+}
+
 INSTANTIATE_TEST_SUITE_P(Styles, RandomRoundTripTest,
                          ::testing::Values(HloTextStyle::kLong,
                                            HloTextStyle::kModern,

@@ -59,6 +59,8 @@ bool Parser::Enter() {
 
 bool Parser::ParseName(absl::string_view* out, absl::string_view what) {
   if (kind() != Tok::kName && kind() != Tok::kIdent) return Expect(what);
+  // `-inf`, `-nan` lex as identifiers for literals; no name starts with `-`.
+  if (text()[0] == '-') return Expect(what);
   *out = text();
   lexer_.Advance();
   return true;

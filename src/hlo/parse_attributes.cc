@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "decomposed/hlo/module.h"
 #include "parser.h"
@@ -22,6 +23,33 @@ namespace decomposed::hlo::internal {
 namespace {
 
 std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
+
+std::string Brackets(const std::vector<int64_t>& v) {
+  return absl::StrCat("[", absl::StrJoin(v, ","), "]");
+}
+
+// The product of dimensions that are each at least 1, or -1 when one is
+// not or the product overflows int64.
+int64_t DeviceCount(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 1 || __builtin_mul_overflow(n, d, &n)) return -1;
+  }
+  return n;
+}
+
+// Each of 0..n-1 once.
+bool IsPermutation(const std::vector<int64_t>& perm) {
+  std::vector<bool> taken(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) ||
+        taken[static_cast<size_t>(p)]) {
+      return false;
+    }
+    taken[static_cast<size_t>(p)] = true;
+  }
+  return true;
+}
 
 struct AttrName {
   absl::string_view name;
@@ -187,7 +215,7 @@ bool Allowed(O op, Attr a) {
     case Attr::kToApply:
       return In(op, {O::kAllReduce, O::kAllReduceStart, O::kReduceScatter,
                      O::kSort, O::kCall, O::kReduceWindow, O::kMap, O::kReduce,
-                     O::kScatter, O::kCustomCall});
+                     O::kScatter, O::kCustomCall, O::kScan});
     case Attr::kMode:
       return In(op, {O::kAllReduce, O::kAllReduceStart, O::kReduceScatter});
     case Attr::kSourceTargetPairs:
@@ -677,25 +705,35 @@ bool Parser::ParseSingleSharding(xla::OpSharding* out) {
         return false;
       }
       has_devices = true;
+      const int64_t count = DeviceCount(dims);
+      if (count < 0) {
+        return Fail(at, "tile dimensions of at least 1 whose product fits "
+                        "in 64 bits",
+                    Brackets(dims));
+      }
       if (EatIf(Tok::kLeq)) {
         iota = true;
+        const size_t reshape_at = offset();
         if (!ParseInt64List(&reshape, Tok::kLsquare, Tok::kRsquare)) return false;
-        if (IsIdent("T")) {
-          lexer_.Advance();
-          if (!ParseInt64List(&perm, Tok::kLparen, Tok::kRparen)) return false;
-        } else if (reshape.size() == 1) {
-          perm = {0};
+        if (DeviceCount(reshape) != count) {
+          return Fail(reshape_at,
+                      absl::StrCat("iota dimensions of ", count,
+                                   " devices, as many as ", Brackets(dims)),
+                      Brackets(reshape));
         }
-        if (perm.size() != reshape.size()) {
-          return Expect(absl::StrCat("T(...) with ", reshape.size(),
-                                     " dimensions after the iota reshape"));
-        }
+        if (!ParseIotaPerm(reshape.size(), &perm)) return false;
       } else {
+        const size_t list_at = offset();
         do {
           int64_t d = 0;
           if (!ParseInt64(&d, "a device number")) return false;
           devices.push_back(d);
         } while (EatIf(Tok::kComma));
+        if (static_cast<int64_t>(devices.size()) != count) {
+          return Fail(list_at,
+                      absl::StrCat(count, " devices, as many as ", Brackets(dims)),
+                      absl::StrCat(devices.size()));
+        }
       }
     } else if (w == "metadata") {
       if (!Consume(Tok::kEqual, "\"=\" after metadata") ||
@@ -781,6 +819,26 @@ bool Parser::ParseSingleSharding(xla::OpSharding* out) {
   return true;
 }
 
+// The iota form's optional `T(perm)`: a permutation of the reshape
+// dimensions; the identity when left out.
+bool Parser::ParseIotaPerm(size_t rank, std::vector<int64_t>* perm) {
+  perm->clear();
+  if (!IsIdent("T")) {
+    for (size_t i = 0; i < rank; ++i) perm->push_back(static_cast<int64_t>(i));
+    return true;
+  }
+  lexer_.Advance();
+  const size_t at = offset();
+  if (!ParseInt64List(perm, Tok::kLparen, Tok::kRparen)) return false;
+  if (perm->size() != rank || !IsPermutation(*perm)) {
+    return Fail(at,
+                absl::StrCat("T(...) ordering the ", rank,
+                             " iota dimensions, each once"),
+                absl::StrCat("(", absl::StrJoin(*perm, ","), ")"));
+  }
+  return true;
+}
+
 bool Parser::ParseReplicaGroups(xla::HloInstructionProto* instr) {
   if (kind() == Tok::kLbrace) {
     std::vector<std::vector<int64_t>> groups;
@@ -801,20 +859,21 @@ bool Parser::ParseReplicaGroups(xla::HloInstructionProto* instr) {
     return Fail(at, "[groups,size] before <= in iota replica groups",
                 absl::StrCat(dims.size(), " dimensions"));
   }
-  if (!Consume(Tok::kLeq, "\"<=\" in iota replica groups") ||
-      !ParseInt64List(&reshape, Tok::kLsquare, Tok::kRsquare)) {
-    return false;
+  const int64_t count = DeviceCount(dims);
+  if (count < 0) {
+    return Fail(at, "[groups,size] of at least 1 whose product fits in 64 bits",
+                Brackets(dims));
   }
-  if (IsIdent("T")) {
-    lexer_.Advance();
-    if (!ParseInt64List(&perm, Tok::kLparen, Tok::kRparen)) return false;
-  } else if (reshape.size() == 1) {
-    perm = {0};
+  if (!Consume(Tok::kLeq, "\"<=\" in iota replica groups")) return false;
+  const size_t reshape_at = offset();
+  if (!ParseInt64List(&reshape, Tok::kLsquare, Tok::kRsquare)) return false;
+  if (DeviceCount(reshape) != count) {
+    return Fail(reshape_at,
+                absl::StrCat("iota dimensions of ", count, " devices, as many as ",
+                             Brackets(dims)),
+                Brackets(reshape));
   }
-  if (perm.size() != reshape.size()) {
-    return Expect(absl::StrCat("T(...) with ", reshape.size(),
-                               " dimensions after the iota reshape"));
-  }
+  if (!ParseIotaPerm(reshape.size(), &perm)) return false;
   auto* iota = instr->mutable_collective_device_list()
                    ->mutable_iota_replica_group_list();
   iota->set_num_replica_groups(dims[0]);
@@ -1288,8 +1347,12 @@ bool Parser::ParseAttributeValue(ComputationState& comp, HloOpcode opcode,
       instr->set_is_cross_program_prefetch(b);
       return true;
     case Attr::kInferredDimension:
-      // A hint of XLA's reshape with no proto field.
-      return ParseInt64(&v);
+      // XLA's reshape keeps it as its one `dimensions` entry
+      // (HloReshapeInstruction::ToProto).
+      if (!ParseInt64(&v)) return false;
+      instr->clear_dimensions();
+      instr->add_dimensions(v);
+      return true;
     case Attr::kIsStable:
       if (!ParseBool(&b)) return false;
       instr->set_is_stable(b);

@@ -13,6 +13,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "decomposed/limits.h"
@@ -360,6 +361,21 @@ bool Parser::ParseLayout(xla::ShapeProto* shape) {
                              " dimensions for ", DescribeShape(*shape)),
                 absl::StrCat(layout->minor_to_major_size()));
   }
+  // minor_to_major must order the dimensions: each once (literals are laid
+  // out by it; XLA's LayoutUtil::ValidateLayoutInShape).
+  const int rank = shape->dimensions_size();
+  std::vector<bool> taken(static_cast<size_t>(rank), false);
+  for (int64_t d : layout->minor_to_major()) {
+    if (d < 0 || d >= rank || taken[static_cast<size_t>(d)]) {
+      return Fail(begin,
+                  absl::StrCat("a layout that orders the ", rank,
+                               " dimensions of ", DescribeShape(*shape),
+                               ", each of 0..", rank - 1, " once"),
+                  absl::StrCat("{", absl::StrJoin(layout->minor_to_major(), ","),
+                               "}"));
+    }
+    taken[static_cast<size_t>(d)] = true;
+  }
   return true;
 }
 
@@ -375,7 +391,33 @@ bool Parser::ParseShapeList(google::protobuf::RepeatedPtrField<xla::ShapeProto>*
 
 // --- Literals -------------------------------------------------------------------------------
 
+namespace {
+
+// A literal whose data the text elided: an array's shape alone
+// (IsElidedLiteral); a tuple's shape with an elided literal per element.
+// The tuple shape was parsed within the nesting bound, so is this.
+void ElideLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out) {
+  *out->mutable_shape() = shape;
+  if (shape.element_type() != xla::TUPLE) return;
+  for (const xla::ShapeProto& element : shape.tuple_shapes()) {
+    ElideLiteral(element, out->add_tuple_literals());
+  }
+}
+
+}  // namespace
+
 bool Parser::ParseLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out) {
+  // `{...}` for a tuple (XLA's printer never prints a tuple constant in the
+  // long and modern styles) or a scalar: its shape, as for an array.
+  if ((shape.element_type() == xla::TUPLE ||
+       (IsArrayType(shape.element_type()) && shape.dimensions_size() == 0)) &&
+      kind() == Tok::kLbrace && lexer_.PeekNext().kind == Tok::kDots) {
+    lexer_.Advance();
+    lexer_.Advance();
+    if (!Consume(Tok::kRbrace, "\"}\" after \"{...\"")) return false;
+    ElideLiteral(shape, out);
+    return true;
+  }
   if (shape.element_type() == xla::TUPLE) {
     if (!Enter()) return false;
     *out->mutable_shape() = shape;

@@ -126,6 +126,7 @@ class Parser {
   bool ParseInt64List(std::vector<int64_t>* out, Tok open = Tok::kLbrace,
                       Tok close = Tok::kRbrace);
   bool ParseInt64ListList(std::vector<std::vector<int64_t>>* out);
+  bool ParseIotaPerm(size_t rank, std::vector<int64_t>* perm);
   template <class Field>
   bool ParseInt64ListInto(Field* field) {
     std::vector<int64_t> v;

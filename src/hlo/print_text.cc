@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "decomposed/hlo/text.h"
 #include "decomposed/xla/element_value.h"
 #include "decomposed/xla/primitive_type.h"
 #include "print_internal.h"
@@ -737,7 +738,18 @@ absl::Status AppendLiteral(TextBuffer& out, const xla::LiteralProto& literal,
     out.Append("( ");
     for (int i = 0; i < literal.tuple_literals_size(); ++i) {
       if (i != 0) out.Append(", ");
-      absl::Status st = AppendLiteral(out, literal.tuple_literals(i), with_shape);
+      const xla::LiteralProto& element = literal.tuple_literals(i);
+      if (IsElidedLiteral(element)) {
+        // An element a parsed text elided (a tuple constant read from
+        // `{...}`): `{...}` again, as a whole elided constant prints.
+        if (with_shape) {
+          AppendShape(out, element.shape(), /*print_layout=*/true);
+          out.Append(' ');
+        }
+        out.Append("{...}");
+        continue;
+      }
+      absl::Status st = AppendLiteral(out, element, with_shape);
       if (!st.ok()) return st;
     }
     out.Append(" )");
