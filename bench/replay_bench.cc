@@ -1,7 +1,8 @@
 // Bisect and the tensor-parallel replay against plain runs, as ratios
 // measured in one process (docs/eval.md §9.5, §10.4):
-//   BM_BisectOverSingleRun: Bisect (xla against f32, every instruction
-//     compared) over one Evaluate of the same module; the target is <= 2.5.
+//   BM_BisectOverSingleRun_*: Bisect (xla against f32) over one Evaluate
+//     (xla) of the same module; the target is <= 2.5. ratio_to_both_runs:
+//     over the xla run plus the f32 run, what the lockstep adds to them.
 //   BM_TpReplayOverSingleRuns/N: EvaluateReplicas of N ranks over N
 //     Evaluates of one rank's module with its collectives made the identity
 //     (single-member groups: the same arithmetic, nothing exchanged); the
@@ -11,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "decomposed/analysis/divergence.h"
 #include "decomposed/eval/evaluate.h"
@@ -30,21 +32,24 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 const decomposed::tp_test::Attention kAttention{128, 8, 32};
 const decomposed::tp_test::Mlp kMlp{128, 256, 1024};
 
-// The comparisons' worst case: nothing but elementwise ops (every value
-// compared, no GEMM to hide them), a GELU-and-residual chain on f32[512,1024].
+// Nothing but elementwise ops (no GEMM to amortise anything), a
+// GELU-and-residual chain on [512,1024]. In f32 both runs make the same
+// bytes at every step, which the lockstep knows without comparing; in bf16
+// (xla rounds, f32 keeps f32) every value is compared: the comparisons'
+// worst case.
 struct ElementwiseChain {
+  int type = decomposed::xla::F32;
   std::unique_ptr<decomposed::hlo::HloModule> Build(int64_t) const {
     using namespace decomposed::hlo;
-    namespace xla = decomposed::xla;
     HloModuleBuilder mb("chain");
     HloComputationBuilder& c = mb.AddEntryComputation("main");
-    HloOp x = c.Parameter(0, MakeArrayShape(xla::F32, {512, 1024}), "x");
-    HloOp half = c.Broadcast(c.ConstantR0(xla::F32, 0.5), {512, 1024}, {});
-    HloOp k = c.Broadcast(c.ConstantR0(xla::F32, 0.7978845608), {512, 1024}, {});
+    HloOp x = c.Parameter(0, MakeArrayShape(type, {512, 1024}), "x");
+    auto scalar = [&](double v) { return c.Broadcast(c.ConstantR0(type, v), {512, 1024}, {}); };
+    HloOp half = scalar(0.5), k = scalar(0.7978845608), one = scalar(1);
     HloOp v = x;
     for (int i = 0; i < 4; ++i) {
       HloOp t = c.Tanh(c.Multiply(k, v));
-      v = c.Add(c.Multiply(c.Multiply(half, v), c.Add(t, c.Broadcast(c.ConstantR0(xla::F32, 1), {512, 1024}, {}))), x);
+      v = c.Add(c.Multiply(c.Multiply(half, v), c.Add(t, one)), x);
     }
     c.Tuple({v});
     return decomposed::tp_test::BuildModule(mb);
@@ -53,7 +58,16 @@ struct ElementwiseChain {
     return decomposed::tp_test::RandomValues(512 * 1024, seed);
   }
   std::vector<Value> DenseInputs(const std::vector<float>& x) const {
-    return {decomposed::tp_test::F32Array({512, 1024}, x)};
+    decomposed::eval::Array f = decomposed::tp_test::F32Array({512, 1024}, x);
+    if (type == decomposed::xla::F32) return {f};
+    decomposed::eval::Array b =
+        *decomposed::eval::Array::Allocate(decomposed::PrimitiveType::kBF16, {512, 1024});
+    for (size_t i = 0; i < x.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &x[i], 4);
+      b.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    return {b};
   }
 };
 
@@ -61,37 +75,52 @@ template <class Model>
 void BisectOverSingleRun(benchmark::State& state, const Model& model) {
   auto m = model.Build(0);
   const std::vector<Value> in = model.DenseInputs(model.Random(1));
-  double single = 0, bisect = 0;
-  int64_t instructions = 0;
+  double single = 0, bisect = 0, reference = 0;
+  int64_t instructions = 0, compared = 0;
   for (auto _ : state) {
+    const decomposed::BisectOptions options;
     const auto t0 = Clock::now();
-    absl::StatusOr<Value> r = decomposed::eval::Evaluate(*m, in, {});
+    absl::StatusOr<Value> r = decomposed::eval::Evaluate(*m, in, options.actual);
     const auto t1 = Clock::now();
-    absl::StatusOr<decomposed::BisectReport> b = decomposed::Bisect(*m, in, {});
+    absl::StatusOr<decomposed::BisectReport> b = decomposed::Bisect(*m, in, options);
     const auto t2 = Clock::now();
-    if (!r.ok() || !b.ok()) {
+    // The reference run alone (f32: bf16 values stored as f32 cost more).
+    absl::StatusOr<Value> f = decomposed::eval::Evaluate(*m, in, options.reference);
+    const auto t3 = Clock::now();
+    if (!r.ok() || !b.ok() || !f.ok()) {
       state.SkipWithError("evaluation failed");
       return;
     }
     instructions = b->instructions;
+    compared = b->compared;
     benchmark::DoNotOptimize(r);
+    benchmark::DoNotOptimize(f);
     single += Seconds(t0, t1);
     bisect += Seconds(t1, t2);
+    reference += Seconds(t2, t3);
   }
   state.counters["ratio"] = bisect / single;
+  // Bisect over the two runs it makes: what stepping and comparing add.
+  state.counters["ratio_to_both_runs"] = bisect / (single + reference);
+  state.counters["reference_ms"] = 1e3 * reference / state.iterations();
   state.counters["single_ms"] = 1e3 * single / state.iterations();
   state.counters["bisect_ms"] = 1e3 * bisect / state.iterations();
   state.counters["instructions"] = static_cast<double>(instructions);
+  state.counters["compared"] = static_cast<double>(compared);
 }
 
 void BM_BisectOverSingleRun_Attention(benchmark::State& state) {
   BisectOverSingleRun(state, kAttention);
 }
 void BM_BisectOverSingleRun_Mlp(benchmark::State& state) { BisectOverSingleRun(state, kMlp); }
-void BM_BisectOverSingleRun_Elementwise(benchmark::State& state) {
-  BisectOverSingleRun(state, ElementwiseChain{});
+void BM_BisectOverSingleRun_ElementwiseF32(benchmark::State& state) {
+  BisectOverSingleRun(state, ElementwiseChain{decomposed::xla::F32});
 }
-BENCHMARK(BM_BisectOverSingleRun_Elementwise)->Unit(benchmark::kMillisecond)->MinTime(2);
+void BM_BisectOverSingleRun_ElementwiseBf16(benchmark::State& state) {
+  BisectOverSingleRun(state, ElementwiseChain{decomposed::xla::BF16});
+}
+BENCHMARK(BM_BisectOverSingleRun_ElementwiseF32)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(BM_BisectOverSingleRun_ElementwiseBf16)->Unit(benchmark::kMillisecond)->MinTime(2);
 BENCHMARK(BM_BisectOverSingleRun_Attention)->Unit(benchmark::kMillisecond)->MinTime(2);
 BENCHMARK(BM_BisectOverSingleRun_Mlp)->Unit(benchmark::kMillisecond)->MinTime(2);
 

@@ -320,6 +320,37 @@ TEST(Divergence, ABf16GraphHasOriginsOnlyWhereItsErrorGrowsBeyondBf16) {
   EXPECT_TRUE(r->outputs[1].differs);
 }
 
+TEST(Divergence, WhatBothSidesComputeAlikeIsKnownWithoutComparing) {
+  tp_test::Mlp mlp;
+  auto m = mlp.Build(0);
+  const std::vector<Value> in = mlp.DenseInputs(mlp.Random(4));
+  // xla against f32 on an f32 graph: the same bytes at every step.
+  absl::StatusOr<BisectReport> r = Bisect(*m, in, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->compared, 0);
+  EXPECT_EQ(r->inferred, r->instructions);
+  EXPECT_TRUE(r->origins.empty());
+  // xla against neuron: the dots round their f32 operands to bf16 in
+  // neuron, so they are compared, and the first one is where the runs part.
+  BisectOptions o;
+  o.reference.numerics = eval::Numerics::kNeuron;
+  r = Bisect(*m, in, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const hlo::HloInstruction* y = m->entry()->root()->operand(0);
+  const hlo::HloInstruction* h = y->operand(0)->operand(0);
+  ASSERT_EQ(h->opcode(), hlo::HloOpcode::kDot);
+  EXPECT_GE(r->compared, 2);
+  EXPECT_THAT(OriginNames(*r), ::testing::Contains(h->name())) << BisectReportText(*r);
+  // Different thread counts on the two sides: nothing is assumed.
+  o = BisectOptions();
+  o.actual.threads = 1;
+  o.reference.threads = 2;
+  r = Bisect(*m, in, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->compared + r->inferred, r->instructions);
+  EXPECT_GT(r->compared, 0);
+}
+
 // --- Reports ---------------------------------------------------------------------------
 
 TEST(Divergence, ReportsRankByAddedErrorAndListInScheduleOrder) {

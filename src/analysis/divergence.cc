@@ -3,6 +3,8 @@
 // each instruction's values compared as they are made and let go.
 #include "decomposed/analysis/divergence.h"
 
+#include "decomposed/analysis/kernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "decomposed/eval/numerics.h"
 #include "decomposed/eval/thread_pool.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
@@ -187,6 +190,36 @@ void Merge(CompareMetrics& into, const CompareMetrics& m, bool first) {
   into.actual_inf += m.actual_inf;
 }
 
+bool WidensToF32(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
+// `n` elements of `t` (bf16, f16 or f32) as f32, exactly: `p` itself for
+// f32, else converted into `scratch`.
+const char* WidenToF32(PrimitiveType t, const char* p, size_t n, std::vector<float>& scratch) {
+  if (t == PrimitiveType::kF32) return p;
+  scratch.resize(n);
+  if (t == PrimitiveType::kBF16) {
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      const uint32_t bits = static_cast<uint32_t>(h) << 16;
+      std::memcpy(&scratch[i], &bits, 4);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) scratch[i] = static_cast<float>(RealValue(t, p + 2 * i));
+  }
+  return reinterpret_cast<const char*>(scratch.data());
+}
+
+// One piece's quick pass (CompareLeaves): cleared when every element was
+// finite and within its tolerance.
+struct QuickSums {
+  bool cleared = false;
+  double max_abs = 0;
+  internal::CompensatedSum abs, sq, e_sq;
+};
+
 // The tolerance of one leaf: `tol` for floats; an integer or PRED leaf (of
 // a tuple that also holds floats) by its own type's rule, exact by
 // default, with the user's overrides.
@@ -226,31 +259,110 @@ absl::Status CompareLeaves(const Value& e, const Value& a, const Tolerance& tol,
       kParallelElements, (n + 4 * pool.threads() - 1) / (4 * pool.threads()));
   const int64_t pieces = static_cast<int64_t>(std::max<uint64_t>(1, (n + piece - 1) / piece));
   std::vector<CompareMetrics> parts(static_cast<size_t>(pieces));
+  // bf16 or f16 against f32 (a narrow run against the f32 one): the narrow
+  // side widened to f32, exactly, so that the comparator's f32 kernel runs
+  // (the torch and xla rules compute in f64 either way, the same metrics).
+  const bool widen = ea.type() != aa.type() && mode != CompareMode::kNumpy &&
+                     WidensToF32(ea.type()) && WidensToF32(aa.type());
+  const PrimitiveType et = widen ? PrimitiveType::kF32 : ea.type();
+  const PrimitiveType at_type = widen ? PrimitiveType::kF32 : aa.type();
   auto compare_piece = [&](int64_t k) {
     const uint64_t begin = static_cast<uint64_t>(k) * piece;
     const uint64_t end = std::min(n, begin + piece);
-    ElementComparator c(mode, ea.type(), aa.type(), leaf_tol, 0);
+    ElementComparator c(mode, et, at_type, leaf_tol, 0);
     std::vector<char> es, as;
-    const bool contiguous = ea.is_contiguous() && aa.is_contiguous();
+    std::vector<float> ew, aw;
+    const bool whole = ea.is_contiguous() && aa.is_contiguous() && !widen;
     for (uint64_t at = begin; at < end;) {
-      const size_t len = static_cast<size_t>(contiguous ? end - at : std::min<uint64_t>(kGatherElements, end - at));
-      c.Add(ElementsAt(ea, at, len, es), ElementsAt(aa, at, len, as), len);
+      const size_t len = static_cast<size_t>(whole ? end - at : std::min<uint64_t>(kGatherElements, end - at));
+      const char* e = ElementsAt(ea, at, len, es);
+      const char* a = ElementsAt(aa, at, len, as);
+      if (widen) {
+        e = WidenToF32(ea.type(), e, len, ew);
+        a = WidenToF32(aa.type(), a, len, aw);
+      }
+      c.Add(e, a, len);
       at += len;
     }
     parts[k] = c.Finish();
     parts[k].max_abs_error_index += begin;
     parts[k].max_rel_error_index += begin;
   };
-  if (pieces == 1) {
-    compare_piece(0);
-  } else {
-    pool.ParallelFor(pieces, 1, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) compare_piece(k);
-    });
+  // First the quick pass: compare's vectorized kernel alone, which tells a
+  // value that is all finite and within its tolerance (the common case)
+  // without the comparator's bookkeeping of where the largest errors are.
+  // A value it cannot clear (a mismatch, a NaN, an infinity) is compared
+  // again in full, for its metrics.
+  const std::optional<internal::KernelType> kt = internal::KernelTypeOf(et);
+  const bool quick = kt && kt == internal::KernelTypeOf(at_type) && mode != CompareMode::kNumpy;
+  std::vector<QuickSums> sums(static_cast<size_t>(pieces));
+  auto quick_piece = [&](int64_t k) {
+    const uint64_t begin = static_cast<uint64_t>(k) * piece;
+    const uint64_t end = std::min(n, begin + piece);
+    internal::FastRealParams fp;
+    fp.rule = mode == CompareMode::kXla ? internal::FastRule::kXla : internal::FastRule::kTorch;
+    fp.rtol = leaf_tol.rtol;
+    fp.atol = leaf_tol.atol;
+    fp.rel_threshold = kInf;  // no candidates for the largest relative error
+    std::vector<char> es, as;
+    std::vector<float> ew, aw;
+    QuickSums& q = sums[k];
+    for (uint64_t at = begin; at < end;) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(kGatherElements, end - at));
+      const char* e = ElementsAt(ea, at, len, es);
+      const char* a = ElementsAt(aa, at, len, as);
+      if (widen) {
+        e = WidenToF32(ea.type(), e, len, ew);
+        a = WidenToF32(aa.type(), a, len, aw);
+      }
+      const internal::FastRealResult r = internal::FastRealBlock(*kt, e, a, len, fp);
+      if (!r.finite || r.mismatches > 0) return;
+      q.max_abs = std::max(q.max_abs, r.max_abs);
+      q.abs.Add(r.abs_sum);
+      q.sq.Add(r.sq_sum);
+      q.e_sq.Add(r.e_sq);
+      at += len;
+    }
+    q.cleared = true;
+  };
+  auto run = [&](const auto& fn) {
+    if (pieces == 1) {
+      fn(0);
+    } else {
+      pool.ParallelFor(pieces, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) fn(k);
+      });
+    }
+  };
+  bool cleared = false;
+  if (quick) {
+    run(quick_piece);
+    cleared = std::all_of(sums.begin(), sums.end(), [](const QuickSums& q) { return q.cleared; });
   }
-  CompareMetrics m = parts[0];
-  for (size_t k = 1; k < parts.size(); ++k) Merge(m, parts[k], false);
-  if (pieces > 1) m.cosine.reset();
+  CompareMetrics m;
+  if (cleared) {
+    internal::CompensatedSum abs, sq, e_sq;
+    double max_abs = 0;
+    for (const QuickSums& q : sums) {
+      abs.Add(q.abs.value());
+      sq.Add(q.sq.value());
+      e_sq.Add(q.e_sq.value());
+      max_abs = std::max(max_abs, q.max_abs);
+    }
+    m.elements = n;
+    if (n > 0) {
+      const double count = static_cast<double>(n);
+      m.max_abs_error = max_abs;
+      m.mean_abs_error = abs.value() / count;
+      m.rms_error = std::sqrt(sq.value() / count);
+      m.expected_rms = std::sqrt(e_sq.value() / count);
+    }
+  } else {
+    run(compare_piece);
+    m = parts[0];
+    for (size_t k = 1; k < parts.size(); ++k) Merge(m, parts[k], false);
+    if (pieces > 1) m.cosine.reset();
+  }
   out.differs |= m.mismatches > 0;
   out.error = std::max(out.error, RelativeError(m));
   Merge(out.metrics, m, first);
@@ -277,6 +389,8 @@ struct Verdict {
   bool compared = false;
   bool inferred = false;
   bool differs = false;
+  // Both sides hold the same bytes (known without comparing them).
+  bool identical = false;
   // An output's verdict by its own type's tolerance, as compare judges it.
   bool output_differs = false;
   double error = 0;
@@ -291,6 +405,13 @@ class Tracker {
       : entry_(entry), options_(options), pool_(options.actual.threads),
         verdicts_(static_cast<size_t>(entry.instruction_count())),
         is_output_(static_cast<size_t>(entry.instruction_count()), 0) {
+    const eval::Numerics a = options.actual.numerics, r = options.reference.numerics;
+    auto stores_narrow_wide = [](eval::Numerics n) { return n == eval::Numerics::kF32; };
+    auto rounds_dots = [](eval::Numerics n) { return n == eval::Numerics::kNeuron; };
+    narrow_differs_ = stores_narrow_wide(a) != stores_narrow_wide(r);
+    dots_differ_ = rounds_dots(a) != rounds_dots(r);
+    sides_alike_ = options.actual.threads == options.reference.threads &&
+                   options.actual.custom_calls == options.reference.custom_calls;
     const HloInstruction* root = entry.root();
     if (root->opcode() == HloOpcode::kTuple) {
       for (const HloInstruction* o : root->operands()) is_output_[o->index()] = 1;
@@ -340,6 +461,19 @@ class Tracker {
     }
   }
 
+  // True when both sides compute `instr` (and everything it calls) the
+  // same way: the same numerics decisions (numerics.h: kF32 stores bf16 and
+  // f16 as f32; kNeuron rounds f32 dot and convolution operands to bf16),
+  // the same threads and custom-call targets.
+  bool SameOnBothSides(const HloInstruction& instr) {
+    if (!sides_alike_) return false;
+    if (!InstructionSame(instr)) return false;
+    for (const hlo::HloComputation* c : instr.called_computations()) {
+      if (!ComputationSame(*c, 0)) return false;
+    }
+    return true;
+  }
+
   bool OperandDiffers(const HloInstruction& instr) const {
     for (const HloInstruction* o : instr.operands()) {
       if (verdicts_[o->index()].differs) return true;
@@ -367,11 +501,25 @@ class Tracker {
       v.error = OperandError(instr);
       return absl::OkStatus();
     }
-    if (may_infer && !operand_differs && MovesElementsOnly(instr.opcode())) {
-      v.inferred = true;
-      v.error = OperandError(instr);
-      ++inferred_;
-      return absl::OkStatus();
+    if (may_infer && !operand_differs) {
+      bool operands_identical = true;
+      for (const HloInstruction* o : instr.operands()) {
+        operands_identical &= verdicts_[o->index()].identical;
+      }
+      // The same bytes in, the same computation on both sides: the same
+      // bytes out (the evaluator is deterministic).
+      if (operands_identical && SameOnBothSides(instr)) {
+        v.inferred = true;
+        v.identical = true;
+        ++inferred_;
+        return absl::OkStatus();
+      }
+      if (MovesElementsOnly(instr.opcode())) {
+        v.inferred = true;
+        v.error = OperandError(instr);
+        ++inferred_;
+        return absl::OkStatus();
+      }
     }
     const std::string where = hlo::DescribeInstruction(instr);
     absl::StatusOr<Comparison> c =
@@ -400,6 +548,42 @@ class Tracker {
   BisectReport Finish(std::string actual, std::string reference) const;
 
  private:
+  static bool HasNarrowFloat(const xla::ShapeProto& s) {
+    std::vector<PrimitiveType> types;
+    LeafTypes(s, &types);
+    for (PrimitiveType t : types) {
+      if (eval::IsNarrowFloat(t)) return true;
+    }
+    return false;
+  }
+  bool InstructionSame(const HloInstruction& i) const {
+    if (narrow_differs_ && HasNarrowFloat(i.shape())) return false;
+    const HloOpcode op = i.opcode();
+    if (dots_differ_ && (op == HloOpcode::kDot || op == HloOpcode::kConvolution ||
+                         op == HloOpcode::kCustomCall)) {
+      return false;
+    }
+    // A registry's own targets may be anything.
+    if (op == HloOpcode::kCustomCall && options_.actual.custom_calls) return false;
+    return true;
+  }
+  bool ComputationSame(const hlo::HloComputation& c, int depth) {
+    if (depth > eval::kMaxCallDepth) return false;
+    auto it = computation_same_.find(&c);
+    if (it != computation_same_.end()) return it->second;
+    computation_same_[&c] = false;  // a call cycle is not the same
+    bool same = true;
+    for (const HloInstruction* i : c.instructions()) {
+      same &= InstructionSame(*i);
+      for (const hlo::HloComputation* called : i->called_computations()) {
+        same = same && ComputationSame(*called, depth + 1);
+      }
+      if (!same) break;
+    }
+    computation_same_[&c] = same;
+    return same;
+  }
+
   std::vector<DivergencePath> Paths(const HloInstruction& origin,
                                     const std::vector<const HloInstruction*>& outputs) const;
 
@@ -408,6 +592,8 @@ class Tracker {
   eval::ThreadPool pool_;  // for comparing large values
   std::vector<Verdict> verdicts_;
   std::vector<char> is_output_;
+  bool narrow_differs_ = false, dots_differ_ = false, sides_alike_ = false;
+  absl::flat_hash_map<const hlo::HloComputation*, bool> computation_same_;
   std::vector<const HloInstruction*> order_;
   std::vector<const HloInstruction*> origins_;
   absl::flat_hash_map<int64_t, CompareMetrics> metrics_;

@@ -25,13 +25,16 @@
 //     unless options.compare.equal_nan is false.
 //   * Instructions with no reference value (a directory without that
 //     file) are not compared: they differ when an operand differs.
-//   * Two evaluations of one program move elements the same way: a pure
-//     data movement (broadcast, reshape, transpose, slice, concatenate,
-//     pad, gather, select, tuple, ...; docs/eval.md §9.2) whose operands
-//     all agree agrees too, so such an instruction is not compared unless
-//     an operand differs or a substitute replaced it on either side.
-//     Parameters and constants (the same inputs on both sides, converted
-//     exactly) likewise. A directory's values are always compared.
+//   * What two evaluations must agree on is not compared (exactly; never
+//     for an instruction a substitute replaced on either side;
+//     docs/eval.md §9.2): an instruction whose operands hold the same bytes
+//     on both sides and which both compute the same way (no bf16/f16
+//     against an f32 run, no dot, convolution or custom call against a
+//     neuron run, the same threads and custom calls) holds the same bytes;
+//     a pure data movement (broadcast, reshape, transpose, slice,
+//     concatenate, pad, gather, select, tuple, ...) whose operands all
+//     agree agrees; parameters and constants agree. A directory's values
+//     are always compared.
 //   * The report: outputs (the root tuple's operands, or the root) with
 //     their verdicts; origins in schedule (topological) order, each with
 //     its metrics, its error (RMS error relative to the expected values'
