@@ -5,6 +5,9 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default 60 s, all targets)
 #   FUZZ_JOBS=2 scripts/fuzz.sh 60               (two targets at a time)
+#   FUZZ_PLAN=test/fuzz/plan.tsv scripts/fuzz.sh 45
+#                                                (each target's seconds from
+#                                                the plan; 45 for the rest)
 #
 # Exit status: 0 when no target found anything; 1 when any target crashed,
 # failed a check, leaked, hung (> 10 s on one input), or allocated more than
@@ -47,8 +50,20 @@ REPORT="$BUILD/fuzz-report.tsv"
 # scripts/ci-hardening.sh uses 2 on its 2 cores.
 JOBS="${FUZZ_JOBS:-1}"
 
+# Seconds for one target: its row in $FUZZ_PLAN (target<TAB>seconds), or
+# SECONDS_EACH.
+seconds_for() {
+  local s=""
+  if [ -n "${FUZZ_PLAN:-}" ]; then
+    s=$(awk -F'\t' -v t="$1" '$1 == t && $1 !~ /^#/ {print $2; exit}' "$FUZZ_PLAN")
+  fi
+  echo "${s:-$SECONDS_EACH}"
+}
+
 run_one() {  # name -> writes $BUILD/fuzz-row-<name>.tsv; returns 1 on a finding
   local name="$1"
+  local seconds
+  seconds=$(seconds_for "$name")
   local row="$BUILD/fuzz-row-$name.tsv"
   if [ ! -x "$BUILD/bin/${name}_fuzz" ]; then
     printf "%s\t-\t-\t-\t-\tNOT BUILT\n" "$name" > "$row"
@@ -61,7 +76,7 @@ run_one() {  # name -> writes $BUILD/fuzz-row-<name>.tsv; returns 1 on a finding
   mkdir -p "$work" "$findings"
   local log="$BUILD/fuzz-$name.log"
   local rc=0
-  "$BUILD/bin/${name}_fuzz" -max_total_time="$SECONDS_EACH" \
+  "$BUILD/bin/${name}_fuzz" -max_total_time="$seconds" \
     -print_final_stats=1 -timeout=10 -rss_limit_mb=1024 \
     -malloc_limit_mb=128 -artifact_prefix="$findings/" \
     "$work" "$seeds" >"$log" 2>&1 || rc=$?
@@ -70,7 +85,7 @@ run_one() {  # name -> writes $BUILD/fuzz-row-<name>.tsv; returns 1 on a finding
   rate=$(grep -m1 '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
   corpus=$(ls "$work" | wc -l)
   if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc=$rc)"; fi
-  printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$SECONDS_EACH" "${execs:-?}" \
+  printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$seconds" "${execs:-?}" \
     "${rate:-?}" "$corpus" "$result" > "$row"
   if [ $rc -ne 0 ]; then
     echo "fuzz.sh: $name found a problem; log $log, reproducer in $findings/" >&2
@@ -82,6 +97,10 @@ run_one() {  # name -> writes $BUILD/fuzz-row-<name>.tsv; returns 1 on a finding
 
 names=()
 for t in "${TARGETS[@]}"; do names+=("${t%_fuzz}"); done
+# Longest first, so that FUZZ_JOBS parallel runs end together.
+mapfile -t names < <(for n in "${names[@]}"; do
+                       printf "%s\t%s\n" "$(seconds_for "$n")" "$n"; done |
+                     sort -t$'\t' -k1,1nr -k2,2 | cut -f2)
 rm -f "$BUILD"/fuzz-row-*.tsv
 failed=0
 running=0

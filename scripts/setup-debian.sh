@@ -5,12 +5,16 @@
 #   scripts/setup-debian.sh           building and running the tools only
 #                                     (compiler, CMake, protobuf, Abseil,
 #                                     nlohmann-json, zlib, CLI11, OpenBLAS)
-#   scripts/setup-debian.sh --test    also the test suite, benchmarks and the
-#                                     Python package: GoogleTest, Google
-#                                     Benchmark, NumPy, PyTorch, pybind11,
-#                                     pytest, Python protobuf, rsvg-convert
-#                                     (the SVG pictures are rendered in a
-#                                     test), strace (the open-count test)
+#   scripts/setup-debian.sh --python  also the Python package, without
+#                                     PyTorch (optional at run time):
+#                                     python3-dev, pybind11, NumPy, pip and
+#                                     venv, for `pip install .`
+#   scripts/setup-debian.sh --test    --python, plus the test suite and
+#                                     benchmarks: GoogleTest, Google
+#                                     Benchmark, PyTorch, pytest, Python
+#                                     protobuf, rsvg-convert (the SVG
+#                                     pictures are rendered in a test),
+#                                     strace (the open-count test)
 #   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
 #                                     libraries (libFuzzer, ASan) for
 #                                     scripts/fuzz.sh and ci-hardening.sh
@@ -24,16 +28,18 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev
       nlohmann-json3-dev zlib1g-dev libcli11-dev libopenblas-dev)
-TEST_PKGS=(googletest libgtest-dev libgmock-dev libbenchmark-dev
-           python3 python3-numpy python3-torch
-           pybind11-dev python3-dev python3-pytest python3-protobuf
+PYTHON_PKGS=(python3 python3-dev pybind11-dev python3-numpy
+             python3-pip python3-venv)
+TEST_PKGS=("${PYTHON_PKGS[@]}" googletest libgtest-dev libgmock-dev
+           libbenchmark-dev python3-torch python3-pytest python3-protobuf
            librsvg2-bin strace)
 case "${1:-}" in
   "") ;;
+  --python) PKGS+=("${PYTHON_PKGS[@]}") ;;
   --test) PKGS+=("${TEST_PKGS[@]}") ;;
   --fuzz) PKGS+=("${TEST_PKGS[@]}" clang-14 libclang-rt-14-dev) ;;
   --mpi) PKGS+=("${TEST_PKGS[@]}" libopenmpi-dev openmpi-bin) ;;
-  *) echo "usage: $0 [--test|--fuzz|--mpi]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--python|--test|--fuzz|--mpi]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${PKGS[@]}"; do

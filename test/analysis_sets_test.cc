@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decomposed/analysis/report.h"
@@ -350,6 +352,63 @@ TEST(AnalysisSetsTest, AClassicSnapshotGivesItsInputsAndTheElementsOfItsTupleRes
   EXPECT_EQ(stats[0].stats.nan, 1u);
   EXPECT_EQ(*stats[0].stats.first_nan_index, 1u);
   EXPECT_EQ(*stats[1].stats.max, 3.0);
+}
+
+// stats --inputs / --outputs: AppendPathStats reads the list named, from
+// the one open of the file.
+TEST(AnalysisSetsTest, PathStatsReadTheListsAsked) {
+  ClassicFixture f;
+  for (auto [lists, want] :
+       {std::pair{StatsLists::kBoth, std::vector<std::string>{"inputs", "inputs",
+                                                               "outputs", "outputs"}},
+        std::pair{StatsLists::kInputs, std::vector<std::string>{"inputs", "inputs"}},
+        std::pair{StatsLists::kOutputs, std::vector<std::string>{"outputs", "outputs"}}}) {
+    std::vector<TensorStatsEntry> stats;
+    ASSERT_TRUE(AppendPathStats(f.classic, {}, &stats, nullptr, lists).ok());
+    std::vector<std::string> got;
+    for (const TensorStatsEntry& e : stats) got.push_back(e.set);
+    EXPECT_EQ(got, want);
+  }
+}
+
+// The text table keeps its columns whatever a cell holds (a NaN's first
+// index, "inf"), has a zeros column, and --fail-on-nonfinite's line says
+// which tensor holds what.
+TEST(AnalysisSetsTest, StatsTextStaysAlignedAndCountsZeros) {
+  TempDir d;
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  std::string p1 = d.Write("a.npy", NpyF32("(2, 3)", {0, 0, nan, 1, nan, -inf}));
+  std::string p2 = d.Write("b.npy", NpyF32("(2,)", {0, 1}));
+  std::vector<TensorStatsEntry> stats;
+  ASSERT_TRUE(AppendPathStats(p1, {}, &stats).ok());
+  ASSERT_TRUE(AppendPathStats(p2, {}, &stats).ok());
+  const std::string text = StatsReportText(stats);
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
+    lines.push_back(text.substr(at, nl - at));
+  }
+  // header, "a.npy:", row, "b.npy:", row
+  ASSERT_EQ(lines.size(), 5u) << text;
+  const std::string& header = lines[0];
+  EXPECT_NE(header.find("zeros"), std::string::npos) << text;
+  EXPECT_NE(header.find("first_nan"), std::string::npos) << text;
+  // Every column starts at the same offset in the header and in each row.
+  for (const std::string& row : {lines[2], lines[4]}) {
+    for (const char* column : {"dtype", "nan", "zeros", "min", "mean"}) {
+      const size_t at = header.find(std::string(" ") + column + " ") + 1;
+      ASSERT_NE(at, 0u) << column;
+      EXPECT_EQ(row[at - 1], ' ') << column << "\n" << text;
+      EXPECT_NE(row[at], ' ') << column << "\n" << text;
+    }
+  }
+  EXPECT_NE(lines[2].find("[0,2]"), std::string::npos) << text;  // first NaN
+  EXPECT_EQ(stats[0].stats.zeros, 2u);
+  EXPECT_TRUE(AnyNonFinite(stats));
+  EXPECT_EQ(NonFiniteSummary(stats),
+            "1 of 2 tensors hold a NaN or an Inf; the first: " + p1 +
+                " tensors 0 (2 NaN, first at [0,2]; 0 +Inf; 1 -Inf)");
+  stats.erase(stats.begin());
+  EXPECT_EQ(NonFiniteSummary(stats), "");
 }
 
 TEST(AnalysisSetsTest, AClassicSnapshotEqualsItsDecomposedConversion) {

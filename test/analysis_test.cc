@@ -189,6 +189,45 @@ TEST(CompareTest, RelativeErrorIsInfiniteAgainstAZeroExpected) {
   EXPECT_FALSE(m.cosine.has_value());  // |e| = 0
 }
 
+// torch.testing.assert_close reports |3 - inf| / |inf| = nan as the
+// greatest relative difference (torch.max propagates NaN); NumPy computes
+// the same; an infinite actual against a finite expected is inf.
+TEST(CompareTest, RelativeErrorOfAnInfiniteExpectedIsNan) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (CompareMode mode : {CompareMode::kTorch, CompareMode::kNumpy, CompareMode::kXla}) {
+    CompareOptions o;
+    o.mode = mode;
+    const Tolerance t = ResolveTolerance(o, PT::kF32, PT::kF32);
+    {  // expected inf, actual 3, after a finite rel of 0.5 and an inf one
+      std::string e = F32s({2, 0, inf, 4, -inf}), a = F32s({3, 1, 3, 4, 5});
+      ElementComparator c(mode, PT::kF32, PT::kF32, t, 5);
+      c.Add(e.data(), a.data(), 5);
+      CompareMetrics m = c.Finish();
+      EXPECT_EQ(m.mismatches, 4u) << CompareModeName(mode);
+      ASSERT_TRUE(m.max_rel_error.has_value());
+      EXPECT_TRUE(std::isnan(*m.max_rel_error)) << *m.max_rel_error;
+      EXPECT_EQ(m.max_rel_error_index, 2u);  // the first NaN
+      EXPECT_TRUE(std::isinf(*m.max_abs_error));
+    }
+    {  // actual inf against a finite expected: inf, as torch says
+      std::string e = F32s({3, 1}), a = F32s({inf, 1});
+      ElementComparator c(mode, PT::kF32, PT::kF32, t, 5);
+      c.Add(e.data(), a.data(), 2);
+      CompareMetrics m = c.Finish();
+      EXPECT_TRUE(std::isinf(*m.max_rel_error));
+      EXPECT_EQ(m.max_rel_error_index, 0u);
+    }
+    {  // equal infinities: rel 0
+      std::string e = F32s({inf, 1}), a = F32s({inf, 1});
+      ElementComparator c(mode, PT::kF32, PT::kF32, t, 5);
+      c.Add(e.data(), a.data(), 2);
+      CompareMetrics m = c.Finish();
+      EXPECT_EQ(m.mismatches, 0u);
+      EXPECT_EQ(*m.max_rel_error, 0.0);
+    }
+  }
+}
+
 TEST(CompareTest, NumpyModeComputesF16InHalfPrecision) {
   // e = 2048 (0x6800), a = 2050 (0x6801: the quantum at 2048 is 2).
   // rtol = 9.7656e-4 is 2.5e-9 below 2^-10; the half quantum there is
@@ -316,12 +355,17 @@ RefCompare Reference(CompareMode mode, PT type, const std::vector<double>& e,
       const bool equal = ev == av;
       const double d = equal ? 0 : std::fabs(av - ev);
       const double ae = std::fabs(ev);
-      const double rel = equal ? 0 : (ae == 0 || std::isinf(d) || std::isinf(ae)) ? kInf : d / ae;
+      // XLA's rule: infinite when e == 0 or either side is infinite.
+      const double rel_rule =
+          equal ? 0 : (ae == 0 || std::isinf(d) || std::isinf(ae)) ? kInf : d / ae;
+      // The metric, as torch and NumPy compute it: NaN for inf / inf.
+      const double rel = equal ? 0 : ae == 0 ? kInf : d / ae;
       if (!r.max_abs || d > *r.max_abs) {
         r.max_abs = d;
         r.max_abs_index = i;
       }
-      if (!r.max_rel || rel > *r.max_rel) {
+      if (!r.max_rel || (std::isnan(rel) && !std::isnan(*r.max_rel)) ||
+          rel > *r.max_rel) {
         r.max_rel = rel;
         r.max_rel_index = i;
       }
@@ -349,7 +393,7 @@ RefCompare Reference(CompareMode mode, PT type, const std::vector<double>& e,
           }
           break;
         case CompareMode::kXla:
-          close = equal || !(d > tol.atol && rel > tol.rtol);
+          close = equal || !(d > tol.atol && rel_rule > tol.rtol);
           break;
       }
     }
@@ -388,6 +432,10 @@ double Representable(PT type, double x) {
 
 void ExpectRelClose(double got, long double want, const char* what) {
   if (got == static_cast<double>(want)) return;  // infinities included
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what << ": " << got << " vs nan";
+    return;
+  }
   const long double tol = 1e-12L * std::max<long double>(std::fabs(want), 1e-300L);
   EXPECT_LE(std::fabs(got - want), tol) << what << ": " << got << " vs " << static_cast<double>(want);
 }
@@ -408,6 +456,8 @@ TEST(ComparatorKernelTest, AgreesWithTheReferenceInEveryModeAndScenario) {
       if (scenario == 1) {  // NaN and Inf in some blocks only
         for (size_t i = 700; i < n; i += 3001) e[i] = std::nan("");
         for (size_t i = 1900; i < n; i += 5003) a[i] = std::numeric_limits<double>::infinity();
+        // An infinite expected value: a NaN relative error, the greatest.
+        for (size_t i = 12100; i < n; i += 7001) e[i] = -std::numeric_limits<double>::infinity();
       }
       if (scenario == 2) {  // zeros on the expected side: infinite rel
         for (size_t i = 5000; i < n; i += 97) e[i] = 0;
@@ -448,7 +498,9 @@ TEST(ComparatorKernelTest, AgreesWithTheReferenceInEveryModeAndScenario) {
           ASSERT_TRUE(m.max_abs_error.has_value()) << what;
           EXPECT_EQ(*m.max_abs_error, *r.max_abs) << what;
           EXPECT_EQ(m.max_abs_error_index, r.max_abs_index) << what;
-          EXPECT_EQ(*m.max_rel_error, *r.max_rel) << what;
+          EXPECT_TRUE(*m.max_rel_error == *r.max_rel ||
+                      (std::isnan(*m.max_rel_error) && std::isnan(*r.max_rel)))
+              << what << ": " << *m.max_rel_error << " vs " << *r.max_rel;
           EXPECT_EQ(m.max_rel_error_index, r.max_rel_index) << what;
           ExpectRelClose(*m.mean_abs_error, r.abs_sum / r.count, "mean abs");
           ExpectRelClose(*m.rms_error, std::sqrt(r.sq_sum / r.count), "rms");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -320,7 +321,8 @@ TEST(AtomicFileSinkTest, FinalNamesUpToNameMaxCommit) {
     std::string temp_base =
         sink.temp_path().substr(sink.temp_path().rfind('/') + 1);
     EXPECT_LE(temp_base.size(), size_t{NAME_MAX});
-    EXPECT_EQ(temp_base.rfind("." + name.substr(0, 243) + ".tmp.", 0), 0u);
+    const std::string prefix = absl::StrCat(".", name.substr(0, 243), ".tmp.");
+    EXPECT_EQ(temp_base.rfind(prefix, 0), 0u);
     ASSERT_TRUE(sink.Write("x"));
     ASSERT_TRUE(sink.Commit().ok()) << len;
     EXPECT_EQ(ReadFile(target), "x");

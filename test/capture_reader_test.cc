@@ -143,6 +143,39 @@ TEST_F(Broken, HiddenTempDirsAndStrayNamesIgnored) {
   EXPECT_FALSE(ListBundles(root_ + "/nope").ok());
 }
 
+// bundle ls takes the root or any level below it, a call directory
+// included (one `bundle from-decomposed -o` wrote, whatever its name).
+TEST_F(Broken, ListingBelowTheRoot) {
+  for (const std::string& dir : {root_ + "/h", root_ + "/h/rank0", root_ + "/h/rank0/"}) {
+    auto refs = ListBundles(dir);
+    ASSERT_TRUE(refs.ok()) << dir;
+    ASSERT_EQ(refs->size(), 2u) << dir;
+    EXPECT_EQ((*refs)[1].path, npy_.substr(0, npy_.size() - 1) + "1") << dir;
+    EXPECT_EQ((*refs)[1].hash, "h") << dir;
+  }
+  auto one = ListBundles(pt_);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].path, pt_);
+  EXPECT_EQ((*one)[0].hash, "h");
+  EXPECT_EQ((*one)[0].call_index, 1);
+  EXPECT_TRUE((*one)[0].complete);
+  // Any name: identity from meta.json.
+  HostTensor t{v_, TorchType::kFloat32, {2, 3}, {}};
+  const std::string odd = root_ + "/somewhere";
+  ASSERT_TRUE(WriteBundle(odd, {&t, 1}, Meta(BundleFormat::kNpy, 7)).ok());
+  one = ListBundles(odd);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].call_index, 7);
+  EXPECT_EQ((*one)[0].hash, "h");
+  // Nothing there: an empty list.
+  ASSERT_EQ(::mkdir((root_ + "/empty").c_str(), 0755), 0);
+  one = ListBundles(root_ + "/empty");
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->empty());
+}
+
 TEST_F(Broken, DtypeMismatch) {
   for (const std::string& dir : {npy_, pt_}) {
     EditMeta(dir, [](nlohmann::json& j) { j["inputs"][0]["dtype"] = "torch.int32"; });

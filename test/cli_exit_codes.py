@@ -77,8 +77,8 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     expect(2, ["bundle", "bogus"])
     expect(2, ["capture"])
     r = expect(0, ["--help"])
-    for c in ("unpack", "inspect", "verify", "pack", "convert", "capture",
-              "bundle"):
+    for c in ("unpack", "inspect", "verify", "pack", "convert", "capture", "run",
+              "bundle", "hlo"):
         if c not in r.stdout:
             failures.append(f"decomposed --help does not list {c}")
 
@@ -92,9 +92,16 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         ["--snapshot-type=bogus", EXAMPLE],   # bad value
         ["--snapshot-type", EXAMPLE],         # the option eats the file
         [EXAMPLE, EXAMPLE],                   # one positional only
-        ["-snapshot-type=decomposed", EXAMPLE],  # LLVM syntax: snapshot-unpack's
         ["--dump-snapshot-outputs=maybe", EXAMPLE],
+        ["-bogus-option=1", EXAMPLE],         # one dash, not an option
     ])
+    # snapshot-unpack's one-dash spellings work after `unpack` too.
+    u1 = os.path.join(tmp, "u1") + "/"
+    r = expect(0, ["unpack", "-snapshot-type=decomposed", "-output-prefix=" + u1,
+                   "-dump-snapshot-outputs", EXAMPLE])
+    if "unpacked 4 files" not in r.stdout or \
+            not os.path.exists(u1 + "snapshot_output0.npy"):
+        failures.append(f"unpack -output-prefix=: {r.stdout!r}")
     expect(1, ["unpack", "--snapshot-type=decomposed", "--output-prefix=" + u,
                garbage], "unpack")
     expect(1, ["unpack", "--output-prefix=" + u, missing], "unpack")
@@ -106,7 +113,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         failures.append(f"unpack (auto): {r.stdout!r}")
     r = expect(1, ["unpack", "--snapshot-type=snapshot",
                    "--output-prefix=" + u, EXAMPLE], "unpack")
-    if ("this looks like a decomposed snapshot (region [0] box of 84 bytes "
+    if ("this looks like a decomposed snapshot (region [0] box of 403 bytes "
             "at byte 0); use --snapshot-type=decomposed") not in r.stderr:
         failures.append(f"unpack as classic: no hint in {r.stderr!r}")
     empty = os.path.join(tmp, "empty.bin")
@@ -121,7 +128,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
             failures.append(f"{args}: no 'empty file' in "
                             f"{(r.stdout + r.stderr)!r}")
     for cmd in (["unpack", "--output-prefix=" + u], ["verify"], ["stats"],
-                ["compare", EXAMPLE]):
+                ["compare", EXAMPLE], ["run"]):
         r = expect(0, [*cmd, "--progress", EXAMPLE])
         if f"{cmd[0]}: " not in r.stderr or "100%" not in r.stderr:
             failures.append(f"{cmd[0]} --progress: stderr {r.stderr!r}")
@@ -162,13 +169,15 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     for i in range(5):
         names.append(os.path.join(many, f"s{i}.dhs"))
         with open(EXAMPLE, "rb") as f, open(names[-1], "wb") as g:
-            g.write(f.read() if i != 2 else f.read()[:100])  # s2 is cut
+            # s2 is cut 4 bytes into input 0's body (at byte 416)
+            g.write(f.read() if i != 2 else f.read()[:420])
     for jobs in ("1", "3"):
         r = expect(1, ["verify", "-j", jobs, *names], "verify")
-        lines = r.stdout.splitlines()
+        # One verdict line per file, in input order (warning lines aside).
+        lines = [l for l in r.stdout.splitlines() if ": warning: " not in l]
         if [l.split(":")[0] for l in lines] != names or \
                 "ok (decomposed" in lines[2] or \
-                any("ok (decomposed, 2 inputs" not in lines[i]
+                any("ok (decomposed snapshot, 2 inputs" not in lines[i]
                     for i in (0, 1, 3, 4)):
             failures.append(f"verify -j {jobs}: {r.stdout!r}")
         r = expect(1, ["inspect", "--json", "--jobs", jobs, *names], "inspect")
@@ -226,7 +235,7 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     r = expect(0, ["pack", *ok])
     # pack lists what it wrote, as unpack does.
     size = os.path.getsize(out) if os.path.exists(out) else -1
-    if (f"wrote {out} (decomposed, {size} bytes)" not in r.stdout
+    if (f"wrote {out} (decomposed snapshot, {size} bytes)" not in r.stdout
             or "packed input 0 (" not in r.stdout
             or "1 input, 0 outputs" not in r.stdout):
         failures.append(f"pack: stdout {r.stdout!r}")
@@ -249,8 +258,15 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
 
     # --- convert -------------------------------------------------------------------
     classic = os.path.join(tmp, "classic.pb")
-    expect(0, ["convert", EXAMPLE, classic, "--to", "snapshot"])
-    expect(0, ["convert", classic, classic + ".dhs", "--to=decomposed"])
+    r = expect(0, ["convert", EXAMPLE, classic, "--to", "snapshot"])
+    # convert says what it wrote, as pack does.
+    size = os.path.getsize(classic) if os.path.exists(classic) else -1
+    if r.stdout != (f"wrote {classic} (classic snapshot, {size} bytes): "
+                    f"2 inputs, 1 output, from {EXAMPLE} (decomposed snapshot)\n"):
+        failures.append(f"convert: stdout {r.stdout!r}")
+    r = expect(0, ["convert", classic, classic + ".dhs", "--to=decomposed"])
+    if not r.stdout.startswith(f"wrote {classic}.dhs (decomposed snapshot, "):
+        failures.append(f"convert --to decomposed: stdout {r.stdout!r}")
     usage_errors("convert", [EXAMPLE, classic, "--to", "snapshot"], [
         [EXAMPLE, classic],                       # no --to
         [EXAMPLE, "--to", "snapshot"],            # no OUT
@@ -278,8 +294,12 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     # --- bundle from-decomposed / ls / verify / to-decomposed ---------------------------
     root = os.path.join(tmp, "bundles")
     call = os.path.join(root, "abc", "rank0", "call0")
-    expect(0, ["bundle", "from-decomposed", EXAMPLE, "-o", call,
-               "--format", "npy", "--hash", "abc"])
+    r = expect(0, ["bundle", "from-decomposed", EXAMPLE, "-o", call,
+                   "--format", "npy", "--hash", "abc"])
+    # It says what it wrote, element types spelt as everywhere (f32).
+    if not r.stdout.startswith(f"wrote {call}: 2 npy inputs and meta.json\n") \
+            or "  tensor0 f32 [2,3] 24 bytes" not in r.stdout:
+        failures.append(f"bundle from-decomposed: stdout {r.stdout!r}")
     usage_errors("bundle from-decomposed", [EXAMPLE, "-o", call + "x"], [
         [EXAMPLE],                                          # no -o
         [EXAMPLE, "-o", call + "x", "--format", "bogus"],
@@ -301,13 +321,27 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["bundle", "ls", missing], "bundle ls")
     expect(1, ["bundle", "ls", garbage], "bundle ls")
+    # A call, rank or hash directory lists its bundles too; a directory with
+    # none says so (exit 1: the answer is no).
+    for d in (call, os.path.dirname(call), os.path.dirname(os.path.dirname(call))):
+        r = expect(0, ["bundle", "ls", d])
+        if not r.stdout.startswith("abc\trank0\tcall0\tnpy, 2 inputs"):
+            failures.append(f"bundle ls {d}: {r.stdout!r}")
+    nothing = os.path.join(tmp, "nothing")
+    os.makedirs(nothing)
+    r = expect(1, ["bundle", "ls", nothing], "bundle ls")
+    if "no bundle under " + nothing not in r.stderr or r.stdout:
+        failures.append(f"bundle ls of an empty directory: {r.stdout!r} {r.stderr!r}")
 
     expect(0, ["bundle", "verify", call])
     usage_errors("bundle verify", [call], [[call, call]])
     expect(1, ["bundle", "verify", tmp], "bundle verify")  # no meta.json
 
     dec = os.path.join(tmp, "from_bundle.dhs")
-    expect(0, ["bundle", "to-decomposed", call, "--module", module, "-o", dec])
+    r = expect(0, ["bundle", "to-decomposed", call, "--module", module, "-o", dec])
+    if not r.stdout.startswith(f"wrote {dec} (decomposed snapshot, ") or \
+            "2 inputs, 0 outputs" not in r.stdout:
+        failures.append(f"bundle to-decomposed: stdout {r.stdout!r}")
     usage_errors("bundle to-decomposed", [call, "--module", module, "-o", dec], [
         [call, "-o", dec],                       # no --module
         [call, "--module", module],              # no -o
@@ -317,6 +351,103 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
            "bundle to-decomposed")
     expect(1, ["bundle", "to-decomposed", call, "--module", garbage,
                "-o", dec + "2"], "bundle to-decomposed")
+
+    # --- hlo ----------------------------------------------------------------------
+    r = expect(0, ["hlo", EXAMPLE])
+    if not r.stdout.startswith("HloModule example, entry_computation_layout="):
+        failures.append(f"hlo: {r.stdout[:200]!r}")
+    short = os.path.join(tmp, "example.hlo.txt")
+    expect(0, ["hlo", EXAMPLE, "--style", "short", "-o", short])
+    r = expect(0, ["hlo", short, "--style", "short"])   # text -> text
+    with open(short) as f:
+        if r.stdout != f.read():
+            failures.append("hlo: short text read back does not print the same")
+    proto = os.path.join(tmp, "example.hlo.pb")
+    expect(0, ["hlo", short, "--to-proto", "-o", proto])
+    r = expect(0, ["hlo", proto, "--json"])
+    if json.loads(r.stdout)["instructions"] != 6:
+        failures.append(f"hlo --json: {r.stdout[:300]!r}")
+    # pack --module takes HLO text too: the same snapshot as from the proto.
+    from_text = os.path.join(tmp, "from_text.dhs")
+    from_proto = os.path.join(tmp, "from_proto.dhs")
+    expect(0, ["unpack", "--output-prefix=" + os.path.join(tmp, "hlo_"), EXAMPLE])
+    inputs = ["--input", os.path.join(tmp, "hlo_value_input0.npy"),
+              "--input", os.path.join(tmp, "hlo_value_input1.npy")]
+    expect(0, ["pack", "--module", short, *inputs, "-o", from_text])
+    expect(0, ["pack", "--module", proto, *inputs, "-o", from_proto])
+    with open(from_text, "rb") as f, open(from_proto, "rb") as g:
+        if f.read() != g.read():
+            failures.append("pack --module TEXT differs from pack --module PROTO")
+    elided = os.path.join(tmp, "elided.hlo.txt")
+    with open(elided, "w") as f:
+        f.write("HloModule m\n\nENTRY e {\n  ROOT c = f32[11]{0} constant({...})\n}\n")
+    r = expect(1, ["pack", "--module", elided, "-o", os.path.join(tmp, "e.dhs")], "pack")
+    if 'constant "c"' not in r.stderr:
+        failures.append(f"pack of an elided constant: {r.stderr!r}")
+    bad_text = os.path.join(tmp, "bad.hlo.txt")
+    with open(bad_text, "w") as f:
+        f.write("HloModule m\n\nENTRY e {\n  ROOT a = f32[] add(b, c)\n}\n")
+    r = expect(1, ["hlo", bad_text], "hlo")
+    if "line 4, column" not in r.stderr:
+        failures.append(f"hlo of bad text: {r.stderr!r}")
+    expect(1, ["hlo", os.path.join(tmp, "missing.pb")], "hlo")
+    usage_errors("hlo", [EXAMPLE], [
+        [EXAMPLE, "--style", "bogus"],
+        [EXAMPLE, "--json", "--to-proto"],
+    ])
+
+    # --- run ----------------------------------------------------------------------
+    r = expect(0, ["run", EXAMPLE, "--compare"])
+    if "PASS: 1 of 1 tensor pass" not in r.stdout:
+        failures.append(f"run --compare: {r.stdout!r}")
+    expect(0, ["run", "--compare", EXAMPLE])  # the one path is the snapshot
+    expect(0, ["run", EXAMPLE, "--output-prefix", os.path.join(tmp, "run") + "/"])
+    expect(0, ["run", EXAMPLE, "--to", "npz", os.path.join(tmp, "run.npz"), "--json"])
+    expect(0, ["run", "--module", module, "--inputs", u, "--compare", u])
+    expect(0, ["run", EXAMPLE, "--three-way"])
+    dump = os.path.join(tmp, "dump")
+    usage_errors("run", [EXAMPLE], [
+        ["--numerics=bogus", EXAMPLE],
+        [EXAMPLE, "--to", "zip", os.path.join(tmp, "o.zip")],
+        [EXAMPLE, "--output-prefix", u, "--to", "npz", os.path.join(tmp, "o.npz")],
+        [EXAMPLE, "--rtol", "0.1"],                  # needs --compare
+        [EXAMPLE, "--bins", "3", "--compare"],       # needs --three-way
+        [EXAMPLE, "--three-way", "--rtol", "0.1"],   # two-sided only
+        [EXAMPLE, "--three-way", "--numerics", "f32"],
+        [EXAMPLE, "--dump-filter", "x"],             # needs --dump
+        [EXAMPLE, "--dump", dump, "--dump-filter", "("],
+        [EXAMPLE, "--substitute", "no_equals_sign"],
+        [EXAMPLE, "--threads", "-1"],
+        ["--module", module],                        # no inputs
+        [EXAMPLE, EXAMPLE],
+    ])
+    expect(1, ["run", garbage], "run")
+    expect(1, ["run", missing], "run")
+    expect(1, ["run", "--module", garbage, "--inputs", u], "run")
+    r = expect(1, ["run", "--module", module, "--inputs", npy], "run")
+    if "expected 2 inputs" not in r.stderr:
+        failures.append(f"run with one input of two: {r.stderr!r}")
+    r = expect(1, ["run", EXAMPLE, "--substitute", "product=" + missing], "run")
+    # With a check, compare's codes: 1 a mismatch, 2 an error (no usage).
+    wrong = os.path.join(tmp, "wrong") + "/"
+    subprocess.run([CLI, "unpack", "--dump-snapshot-outputs", "--output-prefix", wrong,
+                    EXAMPLE], capture_output=True, env=ENV)
+    with open(wrong + "snapshot_output0.npy", "r+b") as f:
+        f.seek(-4, 2)
+        f.write(b"\x00\x00\xe0\x40")  # 6 -> 7
+    for args, rc in ((["run", EXAMPLE, "--compare", wrong], 1),
+                     (["run", EXAMPLE, "--compare", missing], 2),
+                     (["run", garbage, "--compare"], 2),
+                     (["run", EXAMPLE, "--three-way", "--compare", missing], 2)):
+        r = run(args)
+        counts[rc] += 1
+        if r.returncode != rc or (rc == 2 and (not r.stderr.startswith("decomposed run: ")
+                                              or "Usage:" in r.stderr)):
+            failures.append(f"decomposed {' '.join(args)}: exit {r.returncode}, want {rc}; "
+                            f"stderr {r.stderr[-300:]!r}")
+    r = run(["run", EXAMPLE, "--compare", wrong])
+    if "tensor 0: 1 / 6 elements mismatch" not in r.stdout:
+        failures.append(f"run --compare (mismatch): {r.stdout!r}")
 
 for f in failures:
     print("FAIL", f)

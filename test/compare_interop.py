@@ -293,8 +293,9 @@ def ref_metrics(name, e, a):
         eq = a1 == e1
         d = np.where(eq, 0.0, np.abs(a1 - e1))
         ae = np.abs(e1)
-        rel = np.where(eq, 0.0, np.where((ae == 0) | np.isinf(d) | np.isinf(ae), np.inf,
-                                         d / np.where(ae == 0, 1, ae)))
+        # torch's and NumPy's relative difference: |a - e| / |e| (NaN for an
+        # infinite e against a different a), 0 where equal, inf where e == 0.
+        rel = np.where(eq, 0.0, np.where(ae == 0, np.inf, d / np.where(ae == 0, 1, ae)))
         out["max_abs_error"] = float(d.max())
         out["max_abs_error_index"] = int(valid[int(np.argmax(d))])
         out["max_rel_error"] = float(rel.max())
@@ -312,6 +313,9 @@ def ref_metrics(name, e, a):
 def same_number(got, want, what):
     if want is None:
         check(got is None, "%s: got %r, want null" % (what, got))
+        return
+    if isinstance(want, float) and math.isnan(want):
+        check(got == "nan", "%s: got %r, want \"nan\"" % (what, got))
         return
     if isinstance(want, float) and math.isinf(want):
         check(got == ("inf" if want > 0 else "-inf"), "%s: got %r, want %r" % (what, got, want))
@@ -662,6 +666,33 @@ def fortran_cases():
             k += 1
 
 
+def greatest_relative_difference():
+    """An infinite expected value against a finite actual one: torch's
+    assert_close reports the greatest relative difference as nan (|3 - inf|
+    / |inf|), and so must compare, at the same index; an infinite actual
+    against a finite expected is inf."""
+    for e, a, want, index in (([float("inf"), 1.0, 2.0], [3.0, 1.0, 3.0], "nan", [0]),
+                              ([3.0, 2.0], [float("inf"), 3.0], "inf", [0])):
+        d = os.path.join(SCRATCH, "rel_%s" % want)
+        os.makedirs(d, exist_ok=True)
+        ep, ap = os.path.join(d, "e.npy"), os.path.join(d, "a.npy")
+        np.save(ep, np.array(e, np.float32))
+        np.save(ap, np.array(a, np.float32))
+        j = compare_json([ep, ap], want_rc=1)
+        if j is None:
+            continue
+        t = j["tensors"][0]
+        check(t["max_rel_error"] == want and t["max_rel_error_index"] == index,
+              "rel of %s against %s: %r at %r, want %r at %r" % (
+                  e, a, t["max_rel_error"], t["max_rel_error_index"], want, index))
+        try:
+            torch.testing.assert_close(torch.tensor(a), torch.tensor(e))
+            check(False, "torch found %s and %s close" % (a, e))
+        except AssertionError as err:
+            check("Greatest relative difference: %s at index (%d,)" % (want, index[0])
+                  in str(err), "torch says %r" % str(err))
+
+
 def main():
     global CLI, SCRATCH
     CLI, SCRATCH = sys.argv[1], sys.argv[2]
@@ -679,6 +710,7 @@ def main():
     classic_cases()
     pt_cases()
     fortran_cases()
+    greatest_relative_difference()
     print("compare_interop: %d cases (and the classic, .pt and Fortran-order sides), "
           "%d failures" % (k, len(failures)))
     return 1 if failures else 0

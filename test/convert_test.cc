@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
+#include "decomposed/status.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "gtest/gtest.h"
 
@@ -154,6 +156,38 @@ TEST(Convert, DecomposedToClassicTupleResult) {
   EXPECT_EQ(snap.arguments(1).SerializeAsString(), b.SerializeAsString());
   EXPECT_EQ(snap.result().SerializeAsString(),
             TupleOf({o0, o1}).SerializeAsString());
+}
+
+// What a conversion wrote, for `decomposed convert` to say: the forms, the
+// literal counts and the output's size.
+TEST(Convert, TheReportSaysWhatWasWritten) {
+  auto a = F32Literal({2}, {1, 2});
+  auto o0 = F32Literal({2}, {2, 4});
+  auto m = Module({a.shape()}, TupleShape({o0}));
+  std::string in = TempPath("report.dhs"), out = TempPath("report.pb");
+  WriteDecomposed(in, m, {a}, std::vector{o0});
+  ConvertReport r;
+  absl::Status s = ConvertSnapshot(in, out, SnapshotType::kClassic,
+                                   SnapshotType::kAuto, {}, &r);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(r.from, SnapshotType::kDecomposed);
+  EXPECT_EQ(r.to, SnapshotType::kClassic);
+  EXPECT_EQ(r.inputs, 1u);
+  EXPECT_EQ(r.outputs, 1u);
+  EXPECT_EQ(r.bytes, ReadClassic(out).SerializeAsString().size());
+  // An output that cannot be written is named as the file at fault, not
+  // the input (Python's OSError gives that name).
+  const std::string bad = TempPath("no-such-dir") + "/x.pb";
+  absl::Status o = ConvertSnapshot(in, bad, SnapshotType::kClassic);
+  EXPECT_EQ(ErrnoOf(o), ENOENT) << o;
+  EXPECT_EQ(PathOf(o), bad) << o;
+  EXPECT_EQ(std::string(o.message()).find(in), std::string::npos) << o;
+  ConvertReport back;
+  ASSERT_TRUE(ConvertSnapshot(out, in + "2", SnapshotType::kDecomposed,
+                              SnapshotType::kAuto, {}, &back).ok());
+  EXPECT_EQ(back.from, SnapshotType::kClassic);
+  EXPECT_EQ(back.inputs, 1u);
+  EXPECT_EQ(back.outputs, 1u);
 }
 
 TEST(Convert, SingleTupleParameterGetsOneTupleArgument) {

@@ -7,3 +7,12 @@ add_test(NAME docs_check
   COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/docs/check_docs.py ${PROJECT_SOURCE_DIR})
 add_test(NAME docs_check_selftest
   COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/docs/check_docs.py --self-test)
+# The counts the README quotes (tests, corpus files and rows, fuzz seconds)
+# are the tree's (test/docs/readme_counts.py).
+# The count is the README's build's (scripts/test.sh): not registered in the
+# sanitizer tree, which leaves out install_downstream and the benchmarks.
+if(DECOMPOSED_INSTALL AND NOT DECOMPOSED_SANITIZE)
+  add_test(NAME readme_counts
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/docs/readme_counts.py
+            ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${CMAKE_CTEST_COMMAND})
+endif()

@@ -83,6 +83,23 @@ TEST(EvalCustomCall, NkiKernelIsAnErrorWithTheWayOutAndASubstituteRuns) {
   auto bad = testing::Run(*mod, {MakeArray<float>(PrimitiveType::kF32, {2}, {1, 2})}, o);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("substitute"));
+  // A CPU implementation of the kernel, registered by the caller, runs.
+  CustomCallRegistry reg = BuiltinCustomCalls();
+  reg.Register("AwsNeuronCustomNativeKernel",
+               [](const CustomCallContext&, std::span<const Value> ops) -> absl::StatusOr<Value> {
+                 const Array& x = ops[0].array();
+                 absl::StatusOr<Array> out = Array::Allocate(x.type(), x.dims());
+                 if (!out.ok()) return out.status();
+                 for (int64_t i = 0; i < x.element_count(); ++i) {
+                   out->mutable_data<float>()[i] = -x.data<float>()[i];
+                 }
+                 return Value(*out);
+               });
+  EvalOptions with_kernel;
+  with_kernel.custom_calls = &reg;
+  auto k = testing::Run(*mod, {MakeArray<float>(PrimitiveType::kF32, {2}, {1, 2})}, with_kernel);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(ToVector<float>(k->array()), ElementsAre(-1, -2));
 }
 
 TEST(EvalCustomCall, ACallerRegisteredTarget) {

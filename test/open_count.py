@@ -5,7 +5,8 @@
 
 Runs each command that reads a snapshot -- unpack (also --each and
 --dump-snapshot-outputs), verify, inspect (text and --json), convert,
-compare, stats, snapshot-unpack, bundle from-decomposed and, with
+compare, stats, run (--compare, --three-way), snapshot-unpack, bundle
+from-decomposed and, with
 --python-path, the Python package's open() -- under
 `strace -f -e trace=open,openat,openat2` on the committed example and on
 its classic conversion, and counts the opens whose path is the input (by
@@ -134,6 +135,12 @@ def main():
             check(f"snapshot-unpack {base}",
                   [UNPACK, f"--snapshot-type={form}", f"--output-prefix={out}/",
                    "--dump-snapshot-outputs", path], path)
+            # run: the module, the inputs and the recorded outputs from
+            # one open.
+            check(f"run --compare {base}", [CLI, "run", "--compare", path], path)
+            check(f"run --three-way --to npz {base}",
+                  [CLI, "run", "--three-way", "--to", "npz",
+                   os.path.join(work, "run-" + form + ".npz"), path], path)
             # compare A B: each side once.
             for side, a, b in (("EXPECTED", path, EXAMPLE),
                                ("ACTUAL", EXAMPLE, path)):

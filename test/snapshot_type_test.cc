@@ -42,8 +42,9 @@ TEST(SnapshotTypeTest, EvidenceOfEachForm) {
   absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(kExample);
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(e->type, SnapshotType::kDecomposed);
-  // The example opens with the box 03 3a 01 54: u64s 0x54 = 84.
-  EXPECT_EQ(e->evidence, "region [0] box of 84 bytes at byte 0");
+  // The example opens with the box 04 3a 02 93 03: u64s varint 93 03 =
+  // 0x13 + (3 << 7) = 403.
+  EXPECT_EQ(e->evidence, "region [0] box of 403 bytes at byte 0");
 
   e = DescribeSnapshotType(dir.Write("c.pb", ClassicBytes()));
   ASSERT_TRUE(e.ok()) << e.status();
@@ -157,7 +158,7 @@ TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadAsThatFile) {
     EXPECT_NE((*in)->buffered(), nullptr);
     EXPECT_EQ((*in)->type(), SnapshotType::kDecomposed);
     EXPECT_EQ((*in)->evidence().evidence,
-              "region [0] box of 84 bytes at byte 0");
+              "region [0] box of 403 bytes at byte 0");
     // The file is read with pread: fd 0's own offset stays where it was.
     absl::Status s = (*in)->Read({}, [](auto& reader) -> absl::Status {
       if (auto h = reader.ReadHeader(); !h.ok()) return h.status();
@@ -219,28 +220,29 @@ TEST(SnapshotTypeTest, StdinRedirectedFromARegularFileIsReadAsThatFile) {
 
 TEST(SnapshotTypeTest, ADecomposedFileCutShortIsStillDecomposed) {
   // docs/format.md §7.8: once the region [0] length box is whole (the
-  // example's 4 bytes 03 3a 01 54), a file that ends anywhere after it is
+  // example's 5 bytes 04 3a 02 93 03), a file that ends anywhere after it is
   // decomposed, and unpack names the frame that ran out, not an
   // HloSnapshot tag.
   const std::string whole = test::ReadFile(kExample);
-  ASSERT_EQ(whole.size(), 235u);
+  ASSERT_EQ(whole.size(), 555u);
   test::TempDir dir;
-  for (size_t k = 4; k < whole.size(); ++k) {
+  for (size_t k = 5; k < whole.size(); ++k) {
     const std::string cut = dir.Write("cut.bin", whole.substr(0, k));
     absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(cut);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_EQ(e->type, SnapshotType::kDecomposed) << k;
-    // Bytes 0-87 are region [0]; the inputs end at byte 183.
-    if (k < 88) {
+    // Bytes 0-407 are region [0] (test/inspect_test.cc has the layout);
+    // input 0's body ends at byte 460, the inputs at byte 503.
+    if (k < 408) {
       EXPECT_EQ(e->evidence,
                 "a region [0] box at byte 0, cut short inside region [0]")
           << k;
-    } else if (k < 140) {
+    } else if (k < 460) {
       EXPECT_EQ(e->evidence,
-                "region [0] box of 84 bytes at byte 0, cut short after it")
+                "region [0] box of 403 bytes at byte 0, cut short after it")
           << k;
     }
-    if (k < 183) {
+    if (k < 503) {
       UnpackOptions uo;
       uo.output_prefix = dir.path() + "/";
       absl::Status s = Unpack(cut, uo);
@@ -250,13 +252,13 @@ TEST(SnapshotTypeTest, ADecomposedFileCutShortIsStillDecomposed) {
     }
   }
   // Named as classic, the cut file says what it looks like.
-  const std::string cut = dir.Write("cut.bin", whole.substr(0, 100));
+  const std::string cut = dir.Write("cut.bin", whole.substr(0, 420));
   UnpackOptions uo;
   uo.snapshot_type = SnapshotType::kClassic;
   uo.output_prefix = dir.path() + "/";
   EXPECT_THAT(std::string(Unpack(cut, uo).message()),
               EndsWith("; this looks like a decomposed snapshot (region [0] "
-                       "box of 84 bytes at byte 0, cut short after it); use "
+                       "box of 403 bytes at byte 0, cut short after it); use "
                        "--snapshot-type=decomposed"));
   // Shorter than the length box: nothing to go on, so classic (rule 1).
   absl::StatusOr<SnapshotTypeEvidence> e =
@@ -267,7 +269,7 @@ TEST(SnapshotTypeTest, ADecomposedFileCutShortIsStillDecomposed) {
 
 TEST(SnapshotTypeTest, DecomposedReadAsClassicSaysSo) {
   const std::string hint =
-      "; this looks like a decomposed snapshot (region [0] box of 84 bytes "
+      "; this looks like a decomposed snapshot (region [0] box of 403 bytes "
       "at byte 0); use --snapshot-type=decomposed";
   test::TempDir dir;
   UnpackOptions uo;
@@ -335,7 +337,7 @@ TEST(SnapshotTypeTest, ConvertDetectsItsInputAndRefusesANoOp) {
   EXPECT_FALSE(test::FileExists(dir.File("y.pb")));
   s = ConvertSnapshot(kExample, dir.File("z"), SnapshotType::kDecomposed);
   EXPECT_EQ(s.message(),
-            kExample + ": already a decomposed snapshot (region [0] box of 84 "
+            kExample + ": already a decomposed snapshot (region [0] box of 403 "
                        "bytes at byte 0); nothing to convert (--snapshot-type "
                        "names the input's form)");
 }

@@ -349,7 +349,7 @@ TEST(StreamInput, DetectionAndTheEmptyFileOnAStream) {
   EXPECT_TRUE((*in)->from_stream());
   ASSERT_NE((*in)->stream(), nullptr);  // decomposed: read in one pass
   EXPECT_EQ((*in)->type(), SnapshotType::kDecomposed);
-  EXPECT_EQ((*in)->evidence().evidence, "region [0] box of 84 bytes at byte 0");
+  EXPECT_EQ((*in)->evidence().evidence, "region [0] box of 403 bytes at byte 0");
   EXPECT_EQ((*in)->stream()->position(), 0u);
 
   SnapshotOpenOptions classic;

@@ -392,8 +392,11 @@ def main():
     no_temp_files(d, "bad input")
 
     # Tool texts.
-    r = run(tool, [os.path.join(scratch, "does-not-exist")])
-    check(r.returncode == 1 and "Could not open: " in r.stderr, "missing file: " + r.stderr)
+    missing = os.path.join(scratch, "does-not-exist")
+    r = run(tool, [missing])
+    # The tool's words, then the system's reason.
+    check(r.returncode == 1 and r.stderr == "Could not open: " + missing +
+          ": No such file or directory\n", "missing file: " + r.stderr)
     r = run(tool, ["--snapshot-type=other", p])
     check(r.returncode == 1 and "ERROR: Unsupported snapshot format" in r.stderr, "bad type: " + r.stderr)
     r = run(tool, ["-help"])

@@ -130,14 +130,14 @@ TEST_F(UnpackTest, ExampleFileDecomposed) {
                                       "value_input0.npy", "value_input1.npy"));
   ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(files[1].shape, "F32[2,3]{1,0}");
-  // The module is the embedded bytes: box, snapshot = 0a <len> (hlo) 0a <len>
-  // (hlo_module) <module>; all lengths here are one-byte varints.
+  // The module is the embedded bytes: box (04 3a 02 93 03), snapshot =
+  // 0a 90 03 (hlo, 400 bytes) 0a 8d 03 (hlo_module, 397 bytes) <module>
+  // (test/inspect_test.cc works the sizes out).
   std::string raw = ReadFile(path);
   size_t at = 1 + static_cast<uint8_t>(raw[0]);  // after the length box
-  ASSERT_EQ(raw[at], 0x0a);
-  ASSERT_EQ(raw[at + 2], 0x0a);
-  size_t mlen = static_cast<uint8_t>(raw[at + 3]);
-  EXPECT_EQ(ReadFile(out_ + "model.hlo"), raw.substr(at + 4, mlen));
+  ASSERT_EQ(at, 5u);
+  ASSERT_EQ(raw.substr(at, 6), std::string("\x0a\x90\x03\x0a\x8d\x03", 6));
+  EXPECT_EQ(ReadFile(out_ + "model.hlo"), raw.substr(at + 6, 397));
   int32_t want[] = {-2, -1, 0, 7};
   EXPECT_EQ(Payload("value_input1.npy"),
             std::string(reinterpret_cast<const char*>(want), 16));

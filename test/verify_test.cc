@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "decomposed/container/framing.h"
+#include "decomposed/hlo/builder.h"
+#include "decomposed/hlo/shape_inference.h"
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
 #include "google/protobuf/stubs/common.h"
@@ -233,7 +235,11 @@ TEST(Verify, HeaderLiteralsAreAWarningUnlessStrict) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->valid());
   EXPECT_EQ(r->inputs, 1u);
-  ASSERT_EQ(r->warnings.size(), 1u);
+  // The header's warning, then the module's: "m" has no computations.
+  ASSERT_EQ(r->warnings.size(), 2u);
+  EXPECT_EQ(r->warnings[1].frame, "module");
+  EXPECT_EQ(r->warnings[1].message, "module \"m\": has no computations");
+  r->warnings.pop_back();
   EXPECT_EQ(r->warnings[0].frame, "header");
   EXPECT_EQ(r->warnings[0].offset, 4u);
   EXPECT_EQ(r->warnings[0].message,
@@ -250,13 +256,122 @@ TEST(Verify, HeaderLiteralsAreAWarningUnlessStrict) {
   r = VerifyFile(path, strict);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->valid());
-  ASSERT_EQ(r->problems.size(), 1u);
+  ASSERT_EQ(r->problems.size(), 2u);
   EXPECT_TRUE(r->warnings.empty());
   EXPECT_EQ(r->problems[0].code, absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r->problems[1].frame, "module");
 
-  // A literal-empty header has no warning.
+  // A literal-empty header has no warning of its own.
   VerifyReport good = Verify(File({GoodBody()}), "no_header_args");
-  EXPECT_TRUE(good.warnings.empty());
+  ASSERT_EQ(good.warnings.size(), 1u);
+  EXPECT_EQ(good.warnings[0].frame, "module");
+}
+
+// A decomposed file whose module has the entry parameters `params` (each
+// a parameter of that shape; the root a tuple of them), the given input
+// bodies and one good output.
+std::string FileWithModule(const std::vector<xla::ShapeProto>& params,
+                           const std::vector<std::string>& inputs,
+                           bool break_module = false) {
+  hlo::HloModuleBuilder mb("m");
+  hlo::HloComputationBuilder& main = mb.AddEntryComputation("main");
+  std::vector<hlo::HloOp> ps;
+  for (size_t i = 0; i < params.size(); ++i) {
+    ps.push_back(main.Parameter(static_cast<int64_t>(i), params[i],
+                                "p" + std::to_string(i)));
+  }
+  hlo::HloOp root = main.Tuple(ps);
+  if (break_module) {
+    // A tuple whose shape says one element more than its operands give.
+    xla::ShapeProto wrong = main.mutable_proto(root)->shape();
+    *wrong.add_tuple_shapes() = hlo::MakeScalarShape(xla::F32);
+    main.SetShape(root, wrong);
+  }
+  absl::StatusOr<xla::HloModuleProto> m = mb.Build();
+  EXPECT_TRUE(m.ok()) << m.status();
+  std::string out;
+  StringSink sink(&out);
+  DecomposedProducer<StringSink> w(sink);
+  EXPECT_TRUE(w.WriteModule(m->SerializeAsString()).ok());
+  std::vector<std::unique_ptr<LiteralSource>> owned;
+  std::vector<LiteralSource*> ptrs;
+  for (const auto& b : inputs) {
+    owned.push_back(SerializedLiteral(b));
+    ptrs.push_back(owned.back().get());
+  }
+  EXPECT_TRUE(w.WriteInputs(ptrs).ok());
+  auto o = SerializedLiteral(GoodBody());
+  EXPECT_TRUE(w.WriteOutputs(std::vector<LiteralSource*>{o.get()}).ok());
+  EXPECT_TRUE(w.Finish().ok());
+  return out;
+}
+
+TEST(VerifyModule, InputsThatFitTheEntryParametersGiveNoWarning) {
+  const xla::ShapeProto f32x2 = hlo::MakeArrayShape(xla::F32, {2});
+  VerifyReport r =
+      Verify(FileWithModule({f32x2, f32x2}, {GoodBody(), GoodBody()}), "fit");
+  EXPECT_TRUE(r.valid());
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0].message;
+}
+
+TEST(VerifyModule, AnInputOfAnotherTypeOrDimsIsAWarningNamingBoth) {
+  const xla::ShapeProto f32x2 = hlo::MakeArrayShape(xla::F32, {2});
+  const xla::ShapeProto s32x3 = hlo::MakeArrayShape(xla::S32, {3});
+  const std::string file = FileWithModule({f32x2, s32x3}, {GoodBody(), GoodBody()});
+  VerifyReport r = Verify(file, "misfit");
+  EXPECT_TRUE(r.valid());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].frame, "input 1 body");
+  EXPECT_NE(r.warnings[0].message.find(
+                "input 1 body: expected s32[3] (the module's parameter 1 "
+                "(\"p1\")), found f32[2] (at byte "),
+            std::string::npos)
+      << r.warnings[0].message;
+
+  std::string path = TempPath("misfit_strict");
+  WriteFile(path, file);
+  VerifyOptions strict;
+  strict.strict = true;
+  strict.snapshot_type = SnapshotType::kDecomposed;
+  absl::StatusOr<VerifyReport> s = VerifyFile(path, strict);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE(s->valid());
+  ASSERT_EQ(s->problems.size(), 1u);
+  EXPECT_EQ(s->problems[0].frame, "input 1 body");
+}
+
+TEST(VerifyModule, AnInputCountOtherThanTheParametersIsAWarning) {
+  const xla::ShapeProto f32x2 = hlo::MakeArrayShape(xla::F32, {2});
+  VerifyReport r =
+      Verify(FileWithModule({f32x2, f32x2, f32x2}, {GoodBody(), GoodBody()}),
+             "count");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].frame, "input count box");
+  ASSERT_TRUE(r.warnings[0].offset.has_value());
+  EXPECT_GT(*r.warnings[0].offset, 4u);
+  EXPECT_NE(r.warnings[0].message.find(
+                "input count box: expected 3 inputs (the module's entry "
+                "parameters), found 2"),
+            std::string::npos)
+      << r.warnings[0].message;
+}
+
+TEST(VerifyModule, AnInvalidModuleIsAWarningFramedModule) {
+  const xla::ShapeProto f32x2 = hlo::MakeArrayShape(xla::F32, {2});
+  VerifyReport r = Verify(FileWithModule({f32x2}, {GoodBody()},
+                                         /*break_module=*/true),
+                          "badmodule");
+  EXPECT_TRUE(r.valid());
+  ASSERT_GE(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].frame, "module");
+  // The module starts after the snapshot box (4 bytes) and the
+  // HloSnapshot's hlo tag, length, HloProto tag and length.
+  ASSERT_TRUE(r.warnings[0].offset.has_value());
+  EXPECT_GT(*r.warnings[0].offset, 4u);
+  EXPECT_EQ(r.warnings[0].message.rfind("computation \"main\", instruction ",
+                                        0),
+            0u)
+      << r.warnings[0].message;
 }
 
 TEST(Verify, LenientLayout) {

@@ -4,11 +4,15 @@
 // decomposed bundle from-decomposed FILE -o CALL_DIR [--format npy|pt]
 //     [--hash H] [--global-rank G --tp-rank T --dp-rank D] [--call-index N]
 //     [--lenient-length-byte]
+#include <sys/stat.h>
+
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include "command.h"
 #include "decomposed/capture/bundle_reader.h"
+#include "decomposed/analysis/report.h"
 #include "decomposed/capture/replay.h"
 #include "nlohmann/json.hpp"
 
@@ -17,53 +21,66 @@ namespace {
 
 using namespace decomposed::capture;
 
+// "<dir>: ok, 2 pt inputs" (verify) or "wrote <dir>: 2 pt inputs and
+// meta.json" (written), and a line per tensor, its dtype spelt as every
+// other command spells element types (f32, bf16; meta.json keeps PyTorch's
+// torch.float32, and a type XLA lacks keeps that name).
+void PrintBundle(const Bundle& b, bool written) {
+  std::cout << (written ? "wrote " : "") << b.path
+            << (written ? ": " : ": ok, ") << b.inputs.size() << " "
+            << BundleFormatName(b.format)
+            << (b.inputs.size() == 1 ? " input" : " inputs")
+            << (written ? " and meta.json\n" : "\n");
+  for (const BundleInput& in : b.inputs) {
+    std::cout << "  tensor" << in.index << " "
+              << (in.dtype->xla_type != PrimitiveType::kInvalid
+                      ? LowerTypeName(in.dtype->xla_type)
+                      : std::string(in.dtype->name))
+              << " " << JsonText(nlohmann::json(in.shape), kJsonLine) << " "
+              << Counted(in.byte_size, "byte") << "\n";
+  }
+}
+
 Action SetupLs(CLI::App& app) {
   struct State {
     std::string root;
     bool json = false;
   };
   auto st = std::make_shared<State>();
-  app.add_option("ROOT", st->root, "<root>/<hash>/rank<G>/call<N>/")
+  app.add_option("ROOT", st->root,
+                 "<root> of <root>/<hash>/rank<G>/call<N>/, or a hash, rank or "
+                 "call directory")
       ->required();
   app.add_flag("--json", st->json, "print JSON");
   return [st, &app] {
-    absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(st->root);
-    if (!refs.ok()) return Fail(app, refs.status());
-    nlohmann::json out = nlohmann::json::array();
-    for (const BundleRef& r : *refs) {
-      nlohmann::json j{{"path", r.path},
-                       {"hash", r.hash},
-                       {"global_rank", r.global_rank},
-                       {"call_index", r.call_index},
-                       {"complete", r.complete}};
-      if (r.complete) {
-        absl::StatusOr<Bundle> b = OpenBundle(r.path);
-        if (b.ok()) {
-          j["format"] = std::string(BundleFormatName(b->format));
-          j["inputs"] = b->inputs.size();
-          if (b->meta.contains("selected_by")) {
-            j["selected_by"] = b->meta["selected_by"];
-          }
-        } else {
-          j["error"] = std::string(b.status().message());
-        }
+    absl::StatusOr<nlohmann::json> list = ListBundlesJson(st->root);
+    if (!list.ok()) return Fail(app, list.status());
+    if (st->json) {
+      std::cout << JsonText(*list);
+    } else {
+      for (const nlohmann::json& j : *list) {
+        std::cout << j["hash"].get<std::string>() << "\trank"
+                  << j["global_rank"].get<int64_t>() << "\tcall"
+                  << j["call_index"].get<int64_t>() << "\t"
+                  << (!j["complete"].get<bool>() ? "incomplete (no meta.json)"
+                      : j.contains("error")
+                          ? "invalid: " + j["error"].get<std::string>()
+                          : j["format"].get<std::string>() + ", " +
+                                Counted(j["inputs"].get<size_t>(), "input") +
+                                ", selected_by " +
+                                JsonText(j.value("selected_by", nlohmann::json()),
+                                         kJsonLine))
+                  << "\n";
       }
-      if (st->json) {
-        out.push_back(std::move(j));
-        continue;
-      }
-      std::cout << r.hash << "\trank" << r.global_rank << "\tcall"
-                << r.call_index << "\t"
-                << (!r.complete ? "incomplete (no meta.json)"
-                    : j.contains("error")
-                        ? "invalid: " + j["error"].get<std::string>()
-                        : j["format"].get<std::string>() + ", " +
-                              Counted(j["inputs"].get<size_t>(), "input") +
-                              ", selected_by " +
-                              DumpJson(j["selected_by"], -1))
-                << "\n";
     }
-    if (st->json) std::cout << DumpJson(out) << "\n";
+    if (list->empty()) {
+      // Nothing to list is an answer, but rarely the one meant: say where
+      // bundles were looked for (exit 1, the table's "the answer is no").
+      std::cerr << CommandName(app) << ": no bundle under " << st->root
+                << " (looked for <hash>/rank<G>/call<N>/ below it, rank<G>/"
+                   "call<N>/, call<N>/, or a meta.json in it)\n";
+      return ExitCode(ExitStyle::kTool, Outcome::kNo);
+    }
     return kExitOk;
   };
 }
@@ -75,14 +92,7 @@ Action SetupVerify(CLI::App& app) {
     absl::StatusOr<Bundle> b = OpenBundle(*dir);
     absl::Status s = b.ok() ? VerifyBundle(*b) : b.status();
     if (!s.ok()) return Fail(app, s);
-    std::cout << b->path << ": ok, " << b->inputs.size() << " "
-              << BundleFormatName(b->format)
-              << (b->inputs.size() == 1 ? " input\n" : " inputs\n");
-    for (const BundleInput& in : b->inputs) {
-      std::cout << "  tensor" << in.index << " " << in.dtype->name << " "
-                << nlohmann::json(in.shape).dump() << " "
-                << Counted(in.byte_size, "byte") << "\n";
-    }
+    PrintBundle(*b, /*written=*/false);
     return kExitOk;
   };
 }
@@ -100,6 +110,14 @@ Action SetupToDecomposed(CLI::App& app) {
   return [st, &app] {
     absl::Status s = BundleToDecomposed(st->dir, st->module, st->out);
     if (!s.ok()) return Fail(app, s);
+    // As pack lists what it wrote.
+    struct stat sb;
+    const uint64_t bytes = ::stat(st->out.c_str(), &sb) == 0 ? sb.st_size : 0;
+    absl::StatusOr<Bundle> b = OpenBundle(st->dir);
+    std::cout << "wrote " << st->out << " (decomposed snapshot, "
+              << Counted(bytes, "byte") << "): "
+              << (b.ok() ? Counted(b->inputs.size(), "input") + ", " : "")
+              << "0 outputs, from " << st->dir << "\n";
     return kExitOk;
   };
 }
@@ -130,6 +148,10 @@ Action SetupFromDecomposed(CLI::App& app) {
         st->format == "npy" ? BundleFormat::kNpy : BundleFormat::kPt;
     absl::Status s = DecomposedToBundle(st->file, st->dir, st->options);
     if (!s.ok()) return Fail(app, s);
+    // What bundle verify shows of it, as pack and unpack list what they wrote.
+    absl::StatusOr<Bundle> b = OpenBundle(st->dir);
+    if (!b.ok()) return Fail(app, b.status());
+    PrintBundle(*b, /*written=*/true);
     return kExitOk;
   };
 }

@@ -37,6 +37,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 
 namespace decomposed::cli {
@@ -124,15 +125,6 @@ void AddJobsOption(CLI::App& app, unsigned* jobs);
 // Adds --progress (force the progress line on stderr) and --quiet (no
 // progress line), bound to `*progress` and `*quiet`.
 void AddProgressOptions(CLI::App& app, bool* progress, bool* quiet);
-
-// Serialises a nlohmann::json (or ordered_json) for printing. Strings from
-// outside the program (paths, environment values) may hold bytes that are not
-// UTF-8, on which the default dump() throws; here they become U+FFFD.
-template <class Json>
-std::string DumpJson(const Json& j, int indent = 2) {
-  return j.dump(indent, ' ', /*ensure_ascii=*/false,
-                Json::error_handler_t::replace);
-}
 
 }  // namespace decomposed::cli
 

@@ -3,8 +3,10 @@
 //     [--no-output-block] [--no-validate]
 #include <sys/stat.h>
 
+#include <iostream>
 #include <memory>
 
+#include "absl/strings/str_format.h"
 #include "command.h"
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/producer.h"
@@ -49,11 +51,18 @@ Action Setup(CLI::App& app) {
                           ::stat(st->in.c_str(), &sb) == 0 ? sb.st_size : 0,
                           ProgressModeOf(st->progress, st->quiet));
     options.progress = [&progress](uint64_t done) { progress.Update(done); };
+    ConvertReport report;
     absl::Status s = ConvertSnapshot(
         st->in, st->out, *SnapshotTypeFromName(st->to),
-        *SnapshotTypeFromName(st->snapshot_type), options);
+        *SnapshotTypeFromName(st->snapshot_type), options, &report);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
+    // As pack and unpack list what they wrote.
+    std::cout << absl::StrFormat(
+        "wrote %s (%s, %d bytes): %s, %s, from %s (%s)\n", st->out,
+        SnapshotFormName(report.to), report.bytes,
+        Counted(report.inputs, "input"), Counted(report.outputs, "output"),
+        st->in, SnapshotFormName(report.from));
     return kExitOk;
   };
 }

@@ -42,7 +42,7 @@ Action Setup(CLI::App& app) {
           InspectFile(st->files[0], st->options);
       if (!r.ok()) return Fail(app, r.status());
       if (st->json) {
-        std::cout << DumpJson(InspectReportJson(*r)) << "\n";
+        std::cout << JsonText(InspectReportJson(*r));
       } else {
         std::cout << InspectReportText(*r);
       }
@@ -76,7 +76,7 @@ Action Setup(CLI::App& app) {
                    }
                    std::cout.flush();
                  });
-    if (st->json) std::cout << DumpJson(json) << "\n";
+    if (st->json) std::cout << JsonText(json);
     return exit;
   };
 }

@@ -2,6 +2,7 @@
 // registered command (command.h) is a subcommand; two-word commands
 // ("bundle ls") are subcommands of a group ("bundle").
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "command.h"
+#include "decomposed/version.h"
 
 namespace decomposed::cli {
 
@@ -84,6 +86,38 @@ const std::map<std::string, std::string>& GroupDescriptions() {
   return *g;
 }
 
+// snapshot-unpack's LLVM syntax spells long options with one dash
+// (-output-prefix=out/); CLI11 reads "-o" plus "utput-prefix=out/" there.
+// After `unpack` (the drop-in's command), a one-dash word whose name is one
+// of its long options gets its second dash, so a snapshot-unpack command
+// line works as `decomposed unpack ...`. One-letter names, numbers, other
+// commands and words after "--" are left alone.
+std::vector<std::string> AcceptOneDashLongOptions(CLI::App& app, int argc,
+                                                  char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  CLI::App* cur = &app;
+  for (std::string& a : args) {
+    if (a == "--") break;
+    if (cur->get_name() == "unpack" && a.size() >= 3 && a[0] == '-' &&
+        a[1] != '-' &&
+        std::isalpha(static_cast<unsigned char>(a[1]))) {
+      const std::string name = a.substr(1, a.find('=') - 1);
+      if (name.size() >= 2 && cur->get_option_no_throw("--" + name) != nullptr) {
+        a.insert(0, "-");
+      }
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    for (CLI::App* sub : cur->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == a) {
+        cur = sub;
+        break;
+      }
+    }
+  }
+  return args;
+}
+
 // The deepest subcommand selected so far (also after a failed parse).
 const CLI::App* Selected(const CLI::App& app) {
   const CLI::App* a = &app;
@@ -100,6 +134,9 @@ int main(int argc, char** argv) {
                "bundles.",
                "decomposed");
   app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       "decomposed " + std::string(decomposed::kVersion),
+                       "print the version and exit");
   std::vector<Command> commands = Registry();
   std::sort(commands.begin(), commands.end(),
             [](const Command& a, const Command& b) { return a.path < b.path; });
@@ -120,13 +157,18 @@ int main(int argc, char** argv) {
     actions[sub] = c.setup(*sub);
   }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = AcceptOneDashLongOptions(app, argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
     return actions.at(Selected(app))();
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     std::cerr << CommandName(*Selected(app)) << ": " << e.what() << "\n\n"

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "command.h"
+#include "decomposed/hlo/text.h"
+#include "decomposed/snapshot/module_file.h"
 #include "decomposed/snapshot/producer.h"
 #include "progress.h"
 
@@ -92,7 +95,8 @@ Action Setup(CLI::App& app) {
   auto one_each = [](CLI::Option* o) { return o->allow_extra_args(false); };
   CLI::Option* module = app.add_option(
       "--module", st->module,
-      "a serialized HloModuleProto (snapshot-unpack's model.hlo)");
+      "a serialized HloModuleProto (snapshot-unpack's model.hlo) or HLO "
+      "text in any of XLA's styles");
   CLI::Option* snapshot = app.add_option(
       "--snapshot", st->snapshot,
       "take the module from an HloSnapshot file, classic or decomposed (its "
@@ -139,6 +143,23 @@ Action Setup(CLI::App& app) {
     if (!st->module.empty()) {
       absl::StatusOr<std::string> module = ReadMessageFile(st->module);
       if (!module.ok()) return Fail(app, module.status());
+      if (LooksLikeHloText(std::string_view(*module).substr(0, 4096))) {
+        // HLO text: parsed, then packed as its proto. A constant the text
+        // left as {...} has no data to pack.
+        absl::StatusOr<ModuleFile> parsed = ParseModuleBytes(*module, st->module);
+        if (!parsed.ok()) return Fail(app, parsed.status());
+        for (const xla::HloComputationProto& c : parsed->module.computations()) {
+          for (const xla::HloInstructionProto& in : c.instructions()) {
+            if (in.opcode() == "constant" && hlo::IsElidedLiteral(in.literal())) {
+              return Fail(app, absl::InvalidArgumentError(absl::StrCat(
+                  st->module, ": constant \"", in.name(), "\" of computation \"",
+                  c.name(), "\": expected its values, found {...} (the text "
+                  "left them out; print it with --large-constants)")));
+            }
+          }
+        }
+        *module = parsed->module.SerializeAsString();
+      }
       absl::StatusOr<std::string> snap = SnapshotFromModule(*module);
       if (!snap.ok()) return Fail(app, WithFile(snap.status(), st->module));
       req.snapshot = *std::move(snap);
@@ -182,8 +203,7 @@ Action Setup(CLI::App& app) {
     }
     std::cout << absl::StrFormat(
         "wrote %s (%s, %d bytes): header %d bytes, %s, %s\n", report.path,
-        report.format == SnapshotType::kClassic ? "classic HloSnapshot"
-                                                : "decomposed",
+        SnapshotFormName(report.format),
         report.file_bytes, report.header_bytes,
         Counted(report.inputs.size(), "input"),
         Counted(report.outputs.size(), "output"));

@@ -2,7 +2,8 @@
 // rate and time left, redrawn at most every 200 ms (the way `pv` and
 // `zstd -v` show it). By default only when stderr is a terminal and the
 // work is at least 64 MiB (quiet in pipes, logs and tests); `--progress`
-// forces it, `--quiet` silences it (AddProgressOptions). The library
+// forces it, `--quiet` silences it (AddProgressOptions). A line may count
+// things other than bytes (ProgressUnit: `run` counts instructions). The library
 // reports bytes through progress callbacks; this is only the display, and
 // an update that is not drawn costs one clock read.
 #ifndef DECOMPOSED_EXAMPLES_CLI_PROGRESS_H_
@@ -21,6 +22,12 @@
 namespace decomposed::cli {
 
 enum class ProgressMode { kAuto, kOn, kOff };
+
+// What a progress line counts: bytes (shown as KiB, MiB, ...) or a plain
+// number of things named by a unit word (`run`: "instructions").
+struct ProgressUnit {
+  const char* word = nullptr;  // nullptr: bytes
+};
 
 // The mode --progress / --quiet ask for.
 inline ProgressMode ProgressModeOf(bool progress, bool quiet) {
@@ -50,8 +57,9 @@ class ProgressLine {
   // a terminal shows nothing.
   ProgressLine(std::string label, uint64_t total,
                ProgressMode mode = ProgressMode::kAuto,
-               uint64_t min_total = 64 << 20)
+               uint64_t min_total = 64 << 20, ProgressUnit unit = {})
       : label_(std::move(label)),
+        unit_(unit),
         total_(total),
         enabled_(mode == ProgressMode::kOn ||
                  (mode == ProgressMode::kAuto && ::isatty(2) &&
@@ -78,6 +86,12 @@ class ProgressLine {
     if (drawn_) std::fputc('\n', stderr);
     drawn_ = false;
     enabled_ = false;
+  }
+
+  // Changes the total (a count learnt once the work started).
+  void SetTotal(uint64_t total) {
+    std::lock_guard<std::mutex> lock(mu_);
+    total_ = total;
   }
 
   // The work is done: the total was an estimate (file sizes for tensors
@@ -113,14 +127,16 @@ class ProgressLine {
     double pct = total_ ? 100.0 * done / total_ : 0;
     if (pct > 100) pct = 100;
     double left = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
-    std::fprintf(stderr, "\r%s: %s / %s  %3.0f%%  %s/s  %ds left   ",
+    std::fprintf(stderr, "\r%s: %s / %s%s%s  %3.0f%%  %s/s  %ds left   ",
                  label_.c_str(), Human(done).c_str(), Human(total_).c_str(),
-                 pct, Human(static_cast<uint64_t>(rate)).c_str(),
+                 unit_.word ? " " : "", unit_.word ? unit_.word : "", pct,
+                 Human(static_cast<uint64_t>(rate)).c_str(),
                  static_cast<int>(left + 0.5));
     drawn_ = true;
   }
 
-  static std::string Human(uint64_t b) {
+  std::string Human(uint64_t b) const {
+    if (unit_.word != nullptr) return std::to_string(b);
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = static_cast<double>(b);
     int u = 0;
@@ -134,6 +150,7 @@ class ProgressLine {
   }
 
   std::string label_;
+  ProgressUnit unit_;
   uint64_t total_;
   bool enabled_;
   bool drawn_ = false;

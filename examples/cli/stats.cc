@@ -1,9 +1,11 @@
-// decomposed stats FILE|DIR... [--json] [--fail-on-nonfinite] [--dtype ...]
+// decomposed stats FILE|DIR... [--inputs|--outputs] [--json]
+//     [--fail-on-nonfinite] [--dtype ...]
 //     [--snapshot-type auto|decomposed|snapshot] [--progress|--quiet]
 // NaN hunting: per tensor NaN / Inf / zero counts and min, max, mean, std
-// over the finite values. Exit (the table in command.h) 0; 1 with
-// --fail-on-nonfinite when any tensor holds a NaN or an Inf; 2 on usage
-// errors or unreadable input.
+// over the finite values; of a snapshot or unpack directory its inputs and
+// outputs, or the list --inputs / --outputs names. Exit (the table in
+// command.h) 0; 1 with --fail-on-nonfinite when any tensor holds a NaN or
+// an Inf, saying which on stderr; 2 on usage errors or unreadable input.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@ struct State {
   std::vector<std::string> paths;
   bool json = false;
   bool fail_on_nonfinite = false;
+  bool inputs = false, outputs = false;
   std::vector<std::string> dtypes;
   std::string snapshot_type = "auto";
   bool progress = false, quiet = false;
@@ -34,6 +37,13 @@ Action Setup(CLI::App& app) {
                  "snapshots (inputs and outputs), unpack directories, bundle "
                  "call directories, .npy or .pt files")
       ->required();
+  CLI::Option* inputs = app.add_flag(
+      "--inputs", st->inputs,
+      "of snapshots and unpack directories, only the inputs (as compare "
+      "--inputs compares them)");
+  app.add_flag("--outputs", st->outputs,
+               "of snapshots and unpack directories, only the outputs")
+      ->excludes(inputs);
   app.add_flag("--json", st->json, "print JSON");
   app.add_flag("--fail-on-nonfinite", st->fail_on_nonfinite,
                "exit 1 when any tensor holds a NaN or an Inf");
@@ -52,8 +62,11 @@ Action Setup(CLI::App& app) {
                           ProgressModeOf(st->progress, st->quiet));
     uint64_t done = 0;
     const BytesFn on_bytes = [&](uint64_t n) { progress.Update(done += n); };
+    const StatsLists lists = st->inputs    ? StatsLists::kInputs
+                             : st->outputs ? StatsLists::kOutputs
+                                           : StatsLists::kBoth;
     for (const std::string& path : st->paths) {
-      if (absl::Status s = AppendPathStats(path, base, &entries, on_bytes);
+      if (absl::Status s = AppendPathStats(path, base, &entries, on_bytes, lists);
           !s.ok()) {
         progress.Done();
         return Fail(app, s);  // the exit-code table's 2 for this command
@@ -62,10 +75,12 @@ Action Setup(CLI::App& app) {
     progress.Complete();
     progress.Done();
     std::cout << (st->json ? StatsReportJson(entries) : StatsReportText(entries));
-    return ExitCode(ExitStyle::kQuestion,
-                    st->fail_on_nonfinite && AnyNonFinite(entries)
-                        ? Outcome::kNo
-                        : Outcome::kSuccess);
+    if (st->fail_on_nonfinite && AnyNonFinite(entries)) {
+      std::cout.flush();
+      std::cerr << CommandName(app) << ": " << NonFiniteSummary(entries) << "\n";
+      return ExitCode(ExitStyle::kQuestion, Outcome::kNo);
+    }
+    return ExitCode(ExitStyle::kQuestion, Outcome::kSuccess);
   };
 }
 

@@ -109,6 +109,11 @@ Action Setup(CLI::App& app) {
                                      f.shape, f.descr,
                                      f.fortran_order ? " fortran_order" : "",
                                      f.bytes);
+      } else if (f.kind == UnpackedKind::kModule && f.bytes == 0) {
+        // An arguments-only snapshot (XLA writes some): model.hlo is
+        // written, as snapshot-unpack writes it, but empty.
+        std::cout << absl::StrFormat(
+            "wrote %s (0 bytes: the snapshot has no module)\n", name);
       } else {
         std::cout << absl::StrFormat("wrote %s (%d bytes)\n", name, f.bytes);
       }

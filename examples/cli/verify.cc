@@ -66,13 +66,18 @@ Action Setup(CLI::App& app) {
           }
           progress.Clear();
           for (const VerifyProblem& p : r->problems) {
+            // "Could not open: <file>: ..." names the file itself.
+            if (p.message.rfind("Could not open: ", 0) == 0) {
+              std::cout << p.message << "\n";
+              continue;
+            }
             std::cout << path << ": " << p.message << "\n";
           }
           for (const VerifyProblem& p : r->warnings) {
             std::cout << path << ": warning: " << p.message << "\n";
           }
           if (r->valid()) {
-            std::cout << path << ": ok (" << SnapshotTypeName(*r->type)
+            std::cout << path << ": ok (" << SnapshotFormName(*r->type)
                       << ", " << Counted(r->inputs, "input") << ", "
                       << (r->outputs ? Counted(*r->outputs, "output")
                                      : std::string("no outputs block"))
@@ -81,7 +86,7 @@ Action Setup(CLI::App& app) {
           std::cout.flush();
         });
     progress.Done();
-    if (st->json) std::cout << DumpJson(json) << "\n";
+    if (st->json) std::cout << JsonText(json);
     return ExitCode(ExitStyle::kTool,
                     all_valid ? Outcome::kSuccess : Outcome::kNo);
   };

@@ -10,13 +10,16 @@
 // Options parse as LLVM cl::opt does (one or two dashes, -opt=value or
 // -opt value, -flag or -flag=true|false, -help). Silent on success (exit 0);
 // errors go to stderr with exit 1, with the tool's texts for an unopenable
-// file ("Could not open: <file>") and an unknown type
-// ("ERROR: Unsupported snapshot format").
+// file ("Could not open: <file>", then the system's reason: ": No such file
+// or directory") and an unknown type ("ERROR: Unsupported snapshot format").
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "decomposed/io/input.h"
 #include "decomposed/snapshot/unpack.h"
+#include "decomposed/status.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -33,7 +36,14 @@ int main(int argc, char** argv) {
   }
   absl::Status s = decomposed::RunUnpackCommandLine(*cl);
   if (!s.ok()) {
-    std::cerr << s.message() << "\n";
+    std::cerr << s.message();
+    // The tool's line, and why: a script matching the tool's text still
+    // matches, and a person is told whether the file is missing or locked.
+    if (std::optional<int> e = decomposed::ErrnoOf(s);
+        e && decomposed::IsOpenError(s)) {
+      std::cerr << ": " << std::strerror(*e);
+    }
+    std::cerr << "\n";
     return 1;
   }
   return 0;

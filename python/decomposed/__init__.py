@@ -39,72 +39,69 @@ from ._decomposed import FormatError, Literal, LiteralList
 __all__ = [
     "FormatError", "File", "Literal", "LiteralList", "open", "write",
     "unpack", "verify", "inspect", "convert", "compare", "stats",
-    "three_way", "bundle", "capture", "plot",
+    "three_way", "bundle", "capture", "plot", "run",
 ]
 
 # --- dtypes --------------------------------------------------------------------
+
+__version__ = _decomposed.__version__  # include/decomposed/version.h
 
 try:  # ml_dtypes is not a Debian package; use it where it is installed anyway
     import ml_dtypes as _ml_dtypes
 except ImportError:  # pragma: no cover - depends on the machine
     _ml_dtypes = None
 
-# XLA's lower-case name -> NumPy dtype name, for the types NumPy has.
-_NATIVE = {
-    "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32",
-    "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
-    "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
-    "c64": "complex64", "c128": "complex128",
-}
-# XLA's lower-case name -> ml_dtypes name, for the types NumPy lacks, with
-# the unsigned int of the same width that carries their bits without it.
-_ML = {
-    "bf16": ("bfloat16", "uint16"),
-    "f8e5m2": ("float8_e5m2", "uint8"),
-    "f8e4m3fn": ("float8_e4m3fn", "uint8"),
-    "f8e4m3b11fnuz": ("float8_e4m3b11fnuz", "uint8"),
-    "f8e5m2fnuz": ("float8_e5m2fnuz", "uint8"),
-    "f8e4m3fnuz": ("float8_e4m3fnuz", "uint8"),
-    "f8e4m3": ("float8_e4m3", "uint8"),
-    "f8e3m4": ("float8_e3m4", "uint8"),
-    "f8e8m0fnu": ("float8_e8m0fnu", "uint8"),
-    "f4e2m1fn": ("float4_e2m1fn", "uint8"),
-    "s4": ("int4", "uint8"),
-    "u4": ("uint4", "uint8"),
-    "s2": ("int2", "uint8"),
-    "u2": ("uint2", "uint8"),
-}
+# The library's table of XLA array types (xla/primitive_type.h, with the
+# torch dtype of capture/torch_dtype.h): (lower-case name, element bytes,
+# .npy descr or None, ml_dtypes name or None, loadable, torch attribute or
+# None) per type. Only the types XLA can load are read and written here.
+_TYPES = [t for t in _decomposed._element_types() if t[4]]
 
 
-def _storage_dtypes():
-    d = {k: _np.dtype(v) for k, v in _NATIVE.items()}
-    for xla, (ml, bits) in _ML.items():
-        t = getattr(_ml_dtypes, ml, None) if _ml_dtypes is not None else None
-        d[xla] = _np.dtype(t) if t is not None else _np.dtype(bits)
-    return d
+def _ml_type(ml):
+    """ml_dtypes' type named `ml`, or None (no such name, no ml_dtypes)."""
+    if _ml_dtypes is None or not ml:
+        return None
+    return getattr(_ml_dtypes, ml, None)
 
 
-_STORAGE = _storage_dtypes()
+# XLA's lower-case name -> the NumPy dtype its elements are read into:
+# NumPy's own; for the types NumPy lacks, ml_dtypes' where importable, else
+# the unsigned int of the same width (the bits). And back, NumPy dtype ->
+# XLA name, for NumPy's and ml_dtypes' types (never the unsigned ints that
+# only carry bits).
+_STORAGE = {}
+_FROM_NUMPY = {}
+for _name, _nbytes, _descr, _ml, _, _ in _TYPES:
+    _t = _np.dtype(_descr) if _descr is not None else _ml_type(_ml)
+    if _t is not None:
+        _FROM_NUMPY.setdefault(_np.dtype(_t), _name)
+    _STORAGE[_name] = _np.dtype(_t) if _t is not None else _np.dtype(f"u{_nbytes}")
+del _name, _nbytes, _descr, _ml, _t
 _decomposed._set_dtypes(_STORAGE)
-
 # XLA's lower-case name -> torch attribute, where torch may have the type.
-_TORCH = {
-    "pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32",
-    "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
-    "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
-    "c64": "complex64", "c128": "complex128", "bf16": "bfloat16",
-    "f8e5m2": "float8_e5m2", "f8e4m3fn": "float8_e4m3fn",
-    "f8e5m2fnuz": "float8_e5m2fnuz", "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f8e8m0fnu": "float8_e8m0fnu",
-}
+_TORCH = {name: attr for name, _, _, _, _, attr in _TYPES if attr}
 # Same-width signed ints torch.from_numpy always accepts.
 _SIGNED = {1: _np.int8, 2: _np.int16, 4: _np.int32, 8: _np.int64}
+
+_NO_TORCH = ("{what} needs PyTorch, which is not installed: apt-get install "
+             "python3-torch (Debian; scripts/setup-debian.sh --test), or pip "
+             "install torch. .numpy() works without it.")
+
+
+def _import_torch(what):
+    """torch, or an ImportError saying how to get it."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(_NO_TORCH.format(what=what), name="torch") from e
+    return torch
 
 
 def _to_torch(array, xla_dtype):
     """A tensor that owns a copy of `array` (torch has no read-only
     tensors), of torch's dtype for `xla_dtype`."""
-    import torch
+    torch = _import_torch(".torch()")
 
     name = _TORCH.get(xla_dtype)
     tdt = getattr(torch, name, None) if name else None
@@ -127,9 +124,10 @@ def _to_torch(array, xla_dtype):
 def _literal_torch(self, upcast=False):
     """A torch tensor of this literal (a copy): torch.bfloat16 for bf16 and
     so on; a TypeError where this torch lacks the type (fp8 before 2.1,
-    u16/u32/u64 before 2.3, int4), unless upcast=True."""
+    u16/u32/u64 before 2.3, int4), unless upcast=True. PyTorch is optional:
+    without it this raises ImportError saying how to install it."""
     if upcast:
-        import torch
+        torch = _import_torch(".torch()")
         return torch.from_numpy(_np.array(self.numpy(upcast=True), copy=True))
     return _to_torch(self.numpy(), self.dtype)
 
@@ -149,19 +147,23 @@ Literal.__array__ = _literal_array
 
 class File:
     """A snapshot file opened by :func:`open`: ``kind`` ("decomposed" or
-    "classic"), ``module`` (the HloModuleProto bytes), ``module_name``,
-    ``entry``, ``program_shape`` (str, None without one),
+    "classic"), ``module`` (the HloModuleProto bytes), ``has_module``,
+    ``module_name`` and ``entry`` (None when the snapshot has no module:
+    an arguments-only snapshot, as XLA writes some), ``program_shape``
+    (str, None without one),
     ``parameter_names``, ``inputs`` and ``outputs`` (sequences of
     :class:`Literal`; ``outputs`` is None when the file has none: no region
     [2], or a classic snapshot without ``result``). A context manager."""
 
     __slots__ = ("_state",)
+    _state: "_decomposed._FileState"  # typed by _decomposed.pyi
 
-    def __init__(self, state):
+    def __init__(self, state: "_decomposed._FileState"):
         self._state = state
 
     kind = property(lambda self: self._state.kind)
     path = property(lambda self: self._state.path)
+    has_module = property(lambda self: self._state.has_module)
     module_name = property(lambda self: self._state.module_name)
     entry = property(lambda self: self._state.entry)
     program_shape = property(lambda self: self._state.program_shape)
@@ -169,16 +171,19 @@ class File:
     closed = property(lambda self: self._state.closed)
 
     @property
-    def module(self):
-        """The HloModuleProto bytes, as unpack writes them to model.hlo."""
-        return self._state.module
+    def module(self) -> "hlo.Module":
+        """The module: a :class:`decomposed.hlo.Module`, which is the
+        HloModuleProto bytes as unpack writes them to model.hlo (empty for
+        a snapshot without a module) with ``text()``, ``summary()``,
+        ``parameters`` and ``instructions`` over them."""
+        return hlo.Module(self._state.module, form=self.kind + " snapshot")
 
     @property
-    def inputs(self):
+    def inputs(self) -> LiteralList:
         return self._state.inputs
 
     @property
-    def outputs(self):
+    def outputs(self) -> "LiteralList | None":
         return self._state.outputs
 
     def close(self):
@@ -186,7 +191,7 @@ class File:
         numpy() stay valid; reading through the File raises ValueError."""
         self._state.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "File":
         return self
 
     def __exit__(self, *exc):
@@ -201,7 +206,7 @@ class File:
                 f"{'no' if outs is None else len(outs)} outputs>")
 
 
-def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
+def open(path, *, kind="auto", lenient_length_byte=False) -> File:  # noqa: A001
     """Maps `path` and reads its framing and literal shapes (not the data).
 
     kind: "auto" (the library's detection rule, docs/format.md §7.8),
@@ -216,14 +221,7 @@ def open(path, *, kind="auto", lenient_length_byte=False):  # noqa: A001
 
 # --- Writing -------------------------------------------------------------------
 
-# NumPy dtype -> XLA type name.
-_FROM_NUMPY = {_np.dtype(v): k for k, v in _NATIVE.items()}
-if _ml_dtypes is not None:  # pragma: no cover - depends on the machine
-    for _xla, (_ml, _bits) in _ML.items():
-        _t = getattr(_ml_dtypes, _ml, None)
-        if _t is not None:
-            _FROM_NUMPY[_np.dtype(_t)] = _xla
-_XLA_WIDTH = {k: v.itemsize for k, v in _STORAGE.items()}
+_XLA_WIDTH = {name: nbytes for name, nbytes, _, _, _, _ in _TYPES}
 _TORCH_TO_XLA = {v: k for k, v in _TORCH.items()}
 
 
@@ -253,8 +251,8 @@ def _as_array(x, what):
         width = t.element_size()
         if t.dtype in (torch.bfloat16,) or xla.startswith("f8") or \
                 xla in ("u16", "u32", "u64"):
-            a = t.view(getattr(torch, {1: "int8", 2: "int16", 4: "int32",
-                                       8: "int64"}[width])).numpy()
+            # The same-width signed int, which torch.Tensor.numpy() takes.
+            a = t.view(getattr(torch, _np.dtype(_SIGNED[width]).name)).numpy()
         else:
             a = t.numpy()
         return t, a, xla
@@ -338,7 +336,9 @@ def unpack(path, output_prefix="./", *, kind="auto", outputs=False,
     """What `decomposed unpack` does: writes <prefix>model.hlo and
     <prefix>value_input<i>.npy (with outputs=True also
     snapshot_output<j>.npy); returns a list of {path, kind, index, shape,
-    descr, fortran_order, bytes, entry}, one per file written. With
+    descr, fortran_order, bytes, entry}, one per file written, spelt as
+    manifest.json spells them (kind "module", "input", "output", "meta";
+    index None for the module; entry None outside an .npz). With
     npz="out.npz" they are entries of one stored .npz instead (`unpack --to
     npz`; "entry" names each, output_prefix is not used); manifest=True also
     writes manifest.json (`--manifest`)."""
@@ -397,6 +397,87 @@ def stats(*paths, inputs=False, dtypes=None):
         [_os.fspath(p) for p in paths], bool(inputs), _dtype_map(dtypes)))
 
 
+def _source_path(x):
+    """A path for a snapshot given as a path, a decomposed.File or an open
+    file object (read again through /dev/fd)."""
+    if isinstance(x, File):
+        return x.path
+    if hasattr(x, "fileno") and not isinstance(x, (str, bytes)):
+        return f"/dev/fd/{x.fileno()}"
+    return _os.fspath(x)
+
+
+def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
+        custom_calls=None, dump=None, dump_filter=None, substitute=None,
+        threads=0, dtypes=None):
+    """Runs a snapshot's module on the CPU evaluator (`decomposed run`) and
+    returns its outputs, one NumPy array per element of a tuple root.
+
+    path_or_file: a decomposed or classic snapshot (a path, a File from
+    open(), or an open file object); its module and inputs are used unless
+    given. module: a module instead of the snapshot's: a path (an
+    HloModuleProto, an HloProto, a snapshot or HLO text, detected by
+    content), HloModuleProto bytes, or a message with SerializeToString().
+    inputs: the inputs instead of the snapshot's: a sequence of NumPy arrays
+    or torch tensors (used without a copy; an array holding the bit patterns
+    of a type NumPy lacks, uint16 for bf16 and so on, takes its parameter's
+    type, or name it in dtypes={index: "bf16"}), or a path of any side
+    `compare` reads (a snapshot's inputs, an unpack directory, a bundle call
+    directory, an .npz, .npy files). Each must have its parameter's type and
+    shape. numerics: "xla", "f32" or "neuron" (docs/eval.md §3).
+    custom_calls: {target: fn}: fn(*operands) gets NumPy arrays (read-only
+    where the evaluator shares them) and returns the result, an array of the
+    result's type (a sequence of arrays for a tuple result); its exceptions
+    propagate. dump: a directory that gets every evaluated instruction's
+    value as <computation>/<instruction>.npy and index.json (dump_filter: a
+    regex on names and op_names). substitute: {instruction name: array or
+    .npy path}, used instead of evaluating that instruction. The GIL is
+    released while the module runs. Raises FormatError for bad input and
+    unrunnable ops (the message names the instruction), OSError for I/O
+    errors."""
+    snapshot = None if path_or_file is None else _source_path(path_or_file)
+    mod = module
+    if mod is not None and hasattr(mod, "SerializeToString"):
+        mod = mod.SerializeToString()
+    elif mod is not None and not isinstance(mod, (bytes, bytearray, memoryview)):
+        mod = _os.fspath(mod)
+    ins = None
+    keep = []
+    if inputs is not None:
+        if isinstance(inputs, (str, bytes, _os.PathLike)):
+            ins = _os.fspath(inputs)
+        else:
+            ins = []
+            named = {int(k): v for k, v in (dtypes or {}).items()}
+            for i, x in enumerate(inputs):
+                if isinstance(x, (str, _os.PathLike)):
+                    ins.append(_os.fspath(x))
+                    continue
+                owner, a, xla = _as_array(x, f"input {i}")
+                a = _np.ascontiguousarray(a)
+                if i in named:
+                    xla = _xla_name(named[i])
+                keep.append(owner)
+                ins.append((a, xla))
+    subs = {}
+    for name, v in (substitute or {}).items():
+        if isinstance(v, (str, _os.PathLike)):
+            subs[str(name)] = _os.fspath(v)
+        else:
+            owner, a, xla = _as_array(v, f"substitute {name}")
+            keep.append(owner)
+            subs[str(name)] = (_np.ascontiguousarray(a), xla)
+    if numerics not in ("xla", "f32", "neuron"):
+        raise ValueError("numerics must be 'xla', 'f32' or 'neuron'")
+    out = _decomposed._run(snapshot, mod, ins, numerics, int(threads),
+                           None if dump is None else _os.fspath(dump),
+                           dump_filter or "", subs, dict(custom_calls or {}),
+                           _STORAGE)
+    del keep
+    return out
+
+
 from . import bundle, capture  # noqa: E402  (they use the names above)
 from . import _three_way, plot  # noqa: E402
+from . import hlo  # noqa: E402
 from ._three_way import three_way  # noqa: E402

@@ -4,9 +4,11 @@ with ``meta.json`` and ``tensor<i>.npy`` or ``tensor<i>.pt``.
     b = decomposed.bundle.open("snapshots/a1b2/rank0/call3")
     b.meta["req_ids"], b.format
     t = b.tensors[0]
-    t.dtype, t.shape          # "torch.bfloat16", (2, 8)
+    t.dtype, t.shape          # "bf16", (2, 8): XLA's names, as Literal.dtype
+    t.torch_dtype             # "torch.bfloat16", as meta.json spells it
     t.numpy()                 # a read-only memory map of the tensor's bytes
     t.torch()                 # a torch.bfloat16 tensor (a copy)
+    decomposed.bundle.ls("snapshots")   # every call directory, as `bundle ls`
 
 ``open`` checks meta.json (schema, format, dtypes, indices); each tensor's
 file header is checked against it when the tensor is first read.
@@ -20,29 +22,23 @@ import numpy as _np
 from . import _decomposed
 from . import _STORAGE, _to_torch
 
-# torch dtype names of meta.json -> XLA's lower-case names.
-_XLA = {
-    "torch.float64": "f64", "torch.float32": "f32", "torch.float16": "f16",
-    "torch.bfloat16": "bf16", "torch.complex128": "c128",
-    "torch.complex64": "c64", "torch.int64": "s64", "torch.int32": "s32",
-    "torch.int16": "s16", "torch.int8": "s8", "torch.uint8": "u8",
-    "torch.bool": "pred", "torch.uint16": "u16", "torch.uint32": "u32",
-    "torch.uint64": "u64", "torch.float8_e4m3fn": "f8e4m3fn",
-    "torch.float8_e5m2": "f8e5m2", "torch.float8_e4m3fnuz": "f8e4m3fnuz",
-    "torch.float8_e5m2fnuz": "f8e5m2fnuz",
-    "torch.float8_e8m0fnu": "f8e8m0fnu",
-}
+# torch dtype names of meta.json ("torch.bfloat16") -> XLA's lower-case
+# names, from the library's table (capture/torch_dtype.h).
+_XLA = {name: xla for name, _, _, xla in _decomposed._torch_dtypes() if xla}
 
 
 class Tensor:
-    """One tensor of a bundle: ``index``, ``dtype`` (torch's name, as
-    meta.json has it), ``xla_dtype``, ``shape``, ``nbytes``, ``path``."""
+    """One tensor of a bundle: ``index``, ``dtype`` (XLA's lower-case name,
+    "f32", as every literal and report spells it; None for a torch type XLA
+    lacks), ``torch_dtype`` (PyTorch's name, as meta.json has it),
+    ``xla_dtype`` (the same as ``dtype``), ``shape``, ``nbytes``, ``path``."""
 
     def __init__(self, bundle, info):
         self._bundle = bundle
         self.index = info["index"]
-        self.dtype = info["dtype"]
-        self.xla_dtype = _XLA.get(self.dtype)
+        self.torch_dtype = info["dtype"]
+        self.xla_dtype = _XLA.get(self.torch_dtype)
+        self.dtype = self.xla_dtype
         self.shape = tuple(info["shape"])
         self.nbytes = info["nbytes"]
         self.path = info["path"]
@@ -51,7 +47,7 @@ class Tensor:
         """The elements as a read-only np.memmap of the tensor file (bit
         patterns or ml_dtypes for bf16 and fp8, as decomposed.Literal)."""
         if self.xla_dtype is None:
-            raise TypeError(f"{self.dtype}: no NumPy representation")
+            raise TypeError(f"{self.torch_dtype}: no NumPy representation")
         offset, size = _decomposed._bundle_locate(self._bundle.path,
                                                   self.index)
         dt = _STORAGE[self.xla_dtype]
@@ -63,11 +59,11 @@ class Tensor:
     def torch(self):
         """A torch tensor of this dtype (a copy)."""
         if self.xla_dtype is None:
-            raise TypeError(f"{self.dtype}: no torch dtype known here")
+            raise TypeError(f"{self.torch_dtype}: no torch dtype known here")
         return _to_torch(self.numpy(), self.xla_dtype)
 
     def __repr__(self):
-        return (f"<decomposed.bundle.Tensor {self.index}: {self.dtype} "
+        return (f"<decomposed.bundle.Tensor {self.index}: {self.torch_dtype} "
                 f"{list(self.shape)}>")
 
 
@@ -93,6 +89,14 @@ class Bundle:
     def __repr__(self):
         return (f"<decomposed.bundle.Bundle {self.path!r} {self.format}, "
                 f"{len(self.tensors)} tensors>")
+
+
+def ls(root):
+    """`decomposed bundle ls ROOT --json` as a list of dicts, one per call
+    directory under `root` sorted by (hash, rank, call): path, hash,
+    global_rank, call_index, complete, and for a complete bundle format,
+    inputs and selected_by, or error when its meta.json is invalid."""
+    return _json.loads(_decomposed._bundle_ls_json(_os.fspath(root)))
 
 
 def open(call_dir):  # noqa: A001

@@ -13,16 +13,17 @@ filter and process-global budget, writing the same atomic bundles
 
 A call without ``request_ids`` is an execution without a published forward
 context (warmup): nothing is captured and the NEFF's call counter does not
-move.
+move. ``plan(forwards)`` is the dry run of ``decomposed capture plan``.
 """
 
+import json as _json
 import os as _os
 
 import numpy as _np
 
-from . import _decomposed
+from . import _FROM_NUMPY, _TORCH, _decomposed
 
-ENV_PREFIX = "VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_"
+ENV_PREFIX = _decomposed._ENV_PREFIX  # "VLLM_NEURON_RUNTIME_INPUT_SNAPSHOT_"
 
 
 class Config:
@@ -55,15 +56,13 @@ class Config:
 
 
 def _torch_dtype_name(a):
-    n = {"bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32",
-         "int64": "int64", "uint8": "uint8", "uint16": "uint16",
-         "uint32": "uint32", "uint64": "uint64", "float16": "float16",
-         "float32": "float32", "float64": "float64",
-         "complex64": "complex64", "complex128": "complex128",
-         "bfloat16": "bfloat16"}.get(a.dtype.name)
-    if n is None:
+    """torch's name of a NumPy array's dtype ("torch.float32"), through the
+    library's tables: NumPy dtype -> XLA type -> torch dtype."""
+    xla = _FROM_NUMPY.get(a.dtype)
+    attr = _TORCH.get(xla) if xla is not None else None
+    if attr is None:
         raise TypeError(f"NumPy dtype {a.dtype} has no torch dtype")
-    return "torch." + n
+    return "torch." + attr
 
 
 def _host_tensor(x):
@@ -80,6 +79,42 @@ def _host_tensor(x):
         a = _np.ascontiguousarray(a)
     return (a, a.ctypes.data, _torch_dtype_name(a), list(a.shape),
             [s // a.itemsize for s in a.strides])
+
+
+def _forward_json(request_ids, positions, is_prompt, max_generated,
+                  global_step):
+    """A forward as JSON text with only the fields given (None: left out, so
+    that the library's defaults apply)."""
+    f: dict = {"req_ids": [str(r) for r in request_ids]}
+    if positions is not None:
+        f["positions"] = [int(p) for p in positions]
+    if is_prompt is not None:
+        f["is_prompt"] = bool(is_prompt)
+    if max_generated is not None:
+        f["max_generated"] = int(max_generated)
+    if global_step is not None:
+        f["global_step"] = int(global_step)
+    return _json.dumps(f)
+
+
+def plan(forwards, config=None, *, global_rank=0, tp_rank=0, dp_rank=0,
+         root=None):
+    """`decomposed capture plan` as a dict: which NEFF executions of
+    `forwards` the configuration would capture and where, writing nothing.
+    `forwards`: a list of dicts {req_ids, positions, is_prompt,
+    max_generated, global_step, neffs} (or a path of a JSON file holding
+    that list); config: a Config (default: from os.environ); root: the
+    snapshot root reported (default: vLLM's, as the CLI's). Returns {config,
+    warnings, root, rank, rank_selected, budget_log, captures}."""
+    if isinstance(forwards, (str, bytes, _os.PathLike)):
+        with open(forwards, "rb") as f:
+            text = f.read().decode("utf-8")
+    else:
+        text = _json.dumps(list(forwards))
+    env = None if config is None else config._env
+    return _json.loads(_decomposed._capture_plan_json(
+        text, env, int(global_rank), int(tp_rank), int(dp_rank),
+        None if root is None else _os.fspath(root)))
 
 
 class Capturer:
@@ -111,20 +146,18 @@ class Capturer:
         return self._for(neff).next_call_index
 
     def __call__(self, neff, tensors, request_ids=None, positions=None, *,
-                 is_prompt=False, max_generated=1, global_step=None):
+                 is_prompt=None, max_generated=None, global_step=None):
         """The per-execution hook. `tensors`: the NEFF's inputs (CPU torch
         tensors or NumPy arrays); `request_ids` / `positions`: the forward's
-        rows (None: no forward context). Returns {has_context, call_index,
+        rows (request_ids None: no forward context). The forward is read as
+        `decomposed capture plan` reads one (ForwardInfoFromJson): what is
+        left None keeps the library's default (no positions, not a prompt,
+        max_generated 1, no global step). Returns {has_context, call_index,
         rank_selected, budget_refused, capture, call_dir}."""
         forward = None
         if request_ids is not None:
-            forward = {
-                "req_ids": [str(r) for r in request_ids],
-                "positions": [int(p) for p in (positions or [])],
-                "is_prompt": bool(is_prompt),
-                "max_generated": int(max_generated),
-                "global_step": global_step,
-            }
+            forward = _forward_json(request_ids, positions, is_prompt,
+                                    max_generated, global_step)
         host = [_host_tensor(t) for t in tensors]
         specs = [(ptr, dt, shape, strides)
                  for (_, ptr, dt, shape, strides) in host]

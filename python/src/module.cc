@@ -55,6 +55,7 @@
 #include "decomposed/capture/config.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_source.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/proto/hlo.pb.h"
 #include "decomposed/snapshot/classic.h"
@@ -73,6 +74,9 @@
 #include "decomposed/xla/literal_plan.h"
 #include "decomposed/xla/primitive_type.h"
 #include "decomposed/xla/shape.h"
+#include "facts.h"
+#include "hlo.h"
+#include "run.h"
 #include "three_way.h"
 
 namespace py = pybind11;
@@ -751,14 +755,16 @@ py::list Unpack(const std::string& path, const std::string& prefix,
   py::list out;
   for (const UnpackedFile& f : files) {
     py::dict d;
+    // The spelling of manifest.json: kind "input" / "output" / "module" /
+    // ..., no index (None) for the module, no entry (None) outside an .npz.
     d["path"] = f.path;
-    d["kind"] = std::string(UnpackedKindName(f.kind));
-    d["index"] = f.index;
+    d["kind"] = std::string(UnpackedKindRole(f.kind));
+    d["index"] = f.index < 0 ? py::object(py::none()) : py::object(py::int_(f.index));
     d["shape"] = f.shape;
     d["descr"] = f.descr;
     d["fortran_order"] = f.fortran_order;
     d["bytes"] = f.bytes;
-    d["entry"] = f.entry;
+    d["entry"] = f.entry.empty() ? py::object(py::none()) : py::object(py::str(f.entry));
     out.append(d);
   }
   return out;
@@ -770,16 +776,14 @@ std::string VerifyJson(const std::string& path, const std::string& type) {
   py::gil_scoped_release nogil;
   absl::StatusOr<VerifyReport> r = VerifyFile(path, o);
   if (!r.ok()) Throw(WithFile(r.status(), path), path);
-  return VerifyReportJson(*r).dump(-1, ' ', false,
-                                   nlohmann::json::error_handler_t::replace);
+  return JsonText(VerifyReportJson(*r), kJsonLine);
 }
 
 std::string InspectJson(const std::string& path) {
   py::gil_scoped_release nogil;
   absl::StatusOr<InspectReport> r = InspectFile(path);
   if (!r.ok()) Throw(r.status(), path);
-  return InspectReportJson(*r).dump(-1, ' ', false,
-                                    nlohmann::json::error_handler_t::replace);
+  return JsonText(InspectReportJson(*r), kJsonLine);
 }
 
 void Convert(const std::string& in, const std::string& out,
@@ -859,8 +863,7 @@ py::dict BundleOpen(const std::string& call_dir) {
   py::dict d;
   d["path"] = b.path;
   d["format"] = std::string(capture::BundleFormatName(b.format));
-  d["meta"] = b.meta.dump(-1, ' ', false,
-                          nlohmann::json::error_handler_t::replace);
+  d["meta"] = JsonText(b.meta, kJsonLine);
   py::list inputs;
   for (const capture::BundleInput& in : b.inputs) {
     py::dict t;
@@ -891,7 +894,7 @@ py::tuple BundleLocate(const std::string& call_dir, size_t i) {
 
 py::dict ConfigDict(const capture::SnapshotConfig& c) {
   return py::module_::import("json").attr("loads")(
-      capture::SnapshotConfigJson(c).dump());
+      JsonText(capture::SnapshotConfigJson(c), kJsonLine));
 }
 
 py::dict ConfigFromEnv(py::object env) {
@@ -928,22 +931,15 @@ class Capturer {
         root ? *root : capture::DefaultSnapshotRoot());
   }
 
-  // `tensors`: (data address, torch dtype name, shape, strides) tuples.
+  // `forward`: None (no forward context) or the forward as JSON text, read
+  // by ForwardInfoFromJson as `capture plan` reads its forwards (one set of
+  // defaults); `tensors`: (data address, torch dtype name, shape, strides)
+  // tuples.
   py::dict Capture(py::object forward, py::list tensors) {
     std::optional<capture::ForwardInfo> fwd;
     if (!forward.is_none()) {
-      capture::ForwardInfo f;
-      py::dict d = forward.cast<py::dict>();
-      f.req_ids = d["req_ids"].cast<std::vector<std::string>>();
-      f.positions = d["positions"].cast<std::vector<int64_t>>();
-      f.is_prompt = d["is_prompt"].cast<bool>();
-      if (d.contains("max_generated")) {
-        f.max_generated = d["max_generated"].cast<int64_t>();
-      }
-      if (d.contains("global_step") && !d["global_step"].is_none()) {
-        f.global_step = d["global_step"].cast<int64_t>();
-      }
-      fwd = std::move(f);
+      fwd = Take(capture::ForwardInfoFromJson(nlohmann::json::parse(
+          forward.cast<std::string>(), nullptr, /*allow_exceptions=*/false)));
     }
     // The caller (capture.py) keeps each tensor alive across this call.
     std::vector<capture::HostTensor> host;
@@ -1060,8 +1056,19 @@ PYBIND11_MODULE(_decomposed, m) {
       .def_property_readonly("kind", [](const FileState& f) {
         return f.kind == Kind::kDecomposed ? "decomposed" : "classic";
       })
-      .def_readonly("module_name", &FileState::module_name)
-      .def_readonly("entry", &FileState::entry)
+      // None when the snapshot has no module (an arguments-only snapshot,
+      // as XLA writes some), rather than an empty name.
+      .def_property_readonly("has_module", [](const FileState& f) {
+        return !f.module_ranges.empty();
+      })
+      .def_property_readonly("module_name", [](const FileState& f) {
+        return f.module_ranges.empty() ? py::object(py::none())
+                                       : py::object(py::str(f.module_name));
+      })
+      .def_property_readonly("entry", [](const FileState& f) {
+        return f.module_ranges.empty() ? py::object(py::none())
+                                       : py::object(py::str(f.entry));
+      })
       .def_property_readonly("program_shape", [](const FileState& f) {
         return f.has_program_shape ? py::object(py::str(f.program_shape))
                                    : py::object(py::none());
@@ -1093,6 +1100,12 @@ PYBIND11_MODULE(_decomposed, m) {
   m.def("_compare_json", &CompareJson);
   m.def("_stats_json", &StatsJson);
   decomposed::python::RegisterThreeWay(  // _three_way_json, _compare_plot_json
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterFacts(  // __version__, dtype tables, plan, ls
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterRun(  // _run
+      m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
+  decomposed::python::RegisterHlo(  // _hlo_text, _hlo_parse, _hlo_load, ...
       m, [](absl::Status s, std::string path) { Throw(std::move(s), std::move(path)); });
   m.def("_bundle_open", &BundleOpen);
   m.def("_bundle_locate", &BundleLocate);

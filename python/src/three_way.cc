@@ -14,6 +14,7 @@
 #include "decomposed/analysis/scatter.h"
 #include "decomposed/analysis/tensor_set.h"
 #include "decomposed/analysis/three_way.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/npy_reader.h"
 #include "nlohmann/json.hpp"
 
@@ -133,12 +134,12 @@ std::string ComparePlotJson(const std::string& expected, const std::string& actu
       av.push_back(p.actual);
     }
     nlohmann::json x{{"index", t.index}, {"elements", t.elements}, {"element", index}};
-    // NaN and infinities as null / "inf" / "-inf", as the report writes them.
+    // NaN and infinities as "nan" / "inf" / "-inf", as the report writes them.
     auto values = [](const std::vector<double>& v) {
       nlohmann::json out = nlohmann::json::array();
       for (double d : v) {
         if (std::isnan(d)) {
-          out.push_back(nullptr);
+          out.push_back("nan");
         } else if (std::isinf(d)) {
           out.push_back(d > 0 ? "inf" : "-inf");
         } else {
@@ -152,7 +153,7 @@ std::string ComparePlotJson(const std::string& expected, const std::string& actu
     scatter.push_back(std::move(x));
   }
   j["scatter"] = std::move(scatter);
-  return j.dump();
+  return JsonText(j, kJsonLine);
 }
 
 }  // namespace

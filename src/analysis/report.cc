@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "decomposed/io/chunk_pipe.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/transpose.h"
 #include "nlohmann/json.hpp"
@@ -35,8 +36,9 @@ using json = nlohmann::json;
 // as much of the expected side.
 constexpr size_t kStepBytes = size_t{1} << 20;
 
+// JSON has neither NaN nor infinity: "nan", "inf", "-inf" (docs/compare.md).
 json Num(double v) {
-  if (std::isnan(v)) return nullptr;
+  if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
 }
@@ -61,6 +63,42 @@ std::string Fmt(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return absl::StrFormat("%.6g", v);
 }
+
+// A text table whose columns are as wide as their widest cell (two spaces
+// between columns), so that a long cell ("[1,2]", "inf", a big count) never
+// shifts the columns after it. Row() adds cells; Line() a heading line (a
+// source path), printed as it is and not counted in the widths.
+class TextTable {
+ public:
+  void Row(std::vector<std::string> cells) { rows_.push_back({std::move(cells), false}); }
+  void Line(std::string text) { rows_.push_back({{std::move(text)}, true}); }
+  std::string Text() const {
+    std::vector<size_t> width;
+    for (const auto& [cells, line] : rows_) {
+      if (line) continue;
+      if (width.size() < cells.size()) width.resize(cells.size(), 0);
+      for (size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+    }
+    std::string out;
+    for (const auto& [cells, line] : rows_) {
+      if (line) {
+        absl::StrAppend(&out, cells[0], "\n");
+        continue;
+      }
+      std::string row;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        absl::StrAppend(&row, cells[i]);
+        if (i + 1 < cells.size()) row.append(width[i] - cells[i].size() + 2, ' ');
+      }
+      absl::StrAppend(&out, row, "\n");
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::vector<std::string>, bool>> rows_;
+};
+
 std::string FmtValue(const Complex& z, bool complex) {
   if (complex) return absl::StrCat("(", Fmt(z.re), ",", Fmt(z.im), ")");
   return Fmt(z.re);
@@ -420,14 +458,13 @@ std::string CompareReportJson(const CompareReport& r) {
   json out{{"mode", std::string(CompareModeName(r.options.mode))},
            {"pass", r.pass},
            {"tensors", std::move(tensors)}};
-  return out.dump() + "\n";
+  return JsonText(out);
 }
 
 std::string CompareReportText(const CompareReport& r) {
   std::string out;
-  absl::StrAppendFormat(&out, "%-4s %-14s %-6s %-16s %-22s %-12s %-12s %s\n", "#",
-                        "status", "dtype", "shape", "mismatches", "max_abs",
-                        "max_rel", "cosine");
+  TextTable table;
+  table.Row({"#", "status", "dtype", "shape", "mismatches", "max_abs", "max_rel", "cosine"});
   size_t failed = 0;
   for (const TensorComparison& c : r.tensors) {
     std::string dtype = "-", shape = "-", mism = "-", mabs = "-", mrel = "-", cos = "-";
@@ -450,9 +487,9 @@ std::string CompareReportText(const CompareReport& r) {
     if (c.verdict != TensorVerdict::kPass) ++failed;
     std::string status(TensorVerdictName(c.verdict));
     if (c.verdict != TensorVerdict::kPass) status = absl::AsciiStrToUpper(status);
-    absl::StrAppendFormat(&out, "%-4d %-14s %-6s %-16s %-22s %-12s %-12s %s\n", c.index,
-                          status, dtype, shape, mism, mabs, mrel, cos);
+    table.Row({absl::StrCat(c.index), status, dtype, shape, mism, mabs, mrel, cos});
   }
+  out = table.Text();
   for (const TensorComparison& c : r.tensors) {
     if (c.verdict == TensorVerdict::kPass) continue;
     absl::StrAppend(&out, "\ntensor ", c.index, ": ");
@@ -556,7 +593,7 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
 
 absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
                              std::vector<TensorStatsEntry>* out,
-                             const BytesFn& on_bytes) {
+                             const BytesFn& on_bytes, StatsLists lists) {
   TensorSetOptions base = options;
   base.inputs = false;
   absl::StatusOr<std::unique_ptr<TensorSet>> outputs = OpenTensorSet(path, base);
@@ -564,14 +601,38 @@ absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& op
   if (!(*outputs)->HasInputsAndOutputs()) {
     return AppendTensorStats(**outputs, path, "tensors", out, on_bytes);
   }
+  if (lists == StatsLists::kOutputs) {
+    return AppendTensorStats(**outputs, path, "outputs", out, on_bytes);
+  }
   // The inputs from the same open (a snapshot is opened once).
   absl::StatusOr<std::unique_ptr<TensorSet>> inputs = (*outputs)->OtherList();
   if (!inputs.ok()) return inputs.status();
   if (absl::Status s = AppendTensorStats(**inputs, path, "inputs", out, on_bytes);
-      !s.ok()) {
+      !s.ok() || lists == StatsLists::kInputs) {
     return s;
   }
   return AppendTensorStats(**outputs, path, "outputs", out, on_bytes);
+}
+
+std::string NonFiniteSummary(const std::vector<TensorStatsEntry>& entries) {
+  size_t count = 0;
+  const TensorStatsEntry* first = nullptr;
+  for (const TensorStatsEntry& e : entries) {
+    if (e.stats.nan + e.stats.pos_inf + e.stats.neg_inf == 0) continue;
+    ++count;
+    if (first == nullptr) first = &e;
+  }
+  if (first == nullptr) return "";
+  const TensorStats& s = first->stats;
+  std::string nan = absl::StrCat(s.nan, " NaN");
+  if (s.first_nan_index) {
+    absl::StrAppend(&nan, ", first at ", Index(*s.first_nan_index, first->info.dims));
+  }
+  return absl::StrCat(count, " of ", entries.size(),
+                      entries.size() == 1 ? " tensor holds" : " tensors hold",
+                      " a NaN or an Inf; the first: ", first->source, " ", first->set, " ",
+                      first->index, " (", nan, "; ", s.pos_inf, " +Inf; ", s.neg_inf,
+                      " -Inf)");
 }
 
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries) {
@@ -620,40 +681,38 @@ std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries) {
          {"mean", std::move(mean)},
          {"std", Opt(s.std)}});
   }
-  return json{{"tensors", std::move(tensors)}}.dump() + "\n";
+  return JsonText(json{{"tensors", std::move(tensors)}});
 }
 
 std::string StatsReportText(const std::vector<TensorStatsEntry>& entries) {
-  std::string out;
-  absl::StrAppendFormat(&out, "%-28s %-6s %-16s %-10s %-8s %-8s %-8s %-12s %-12s %-12s %s\n",
-                        "tensor", "dtype", "shape", "elements", "nan", "+inf", "-inf",
-                        "min", "max", "mean", "std");
+  TextTable table;
+  table.Row({"tensor", "dtype", "shape", "elements", "nan", "first_nan", "+inf", "-inf",
+             "zeros", "min", "max", "mean", "std"});
   std::string source;
+  bool first = true;
   for (const TensorStatsEntry& e : entries) {
-    if (e.source != source) {
+    if (first || e.source != source) {
+      first = false;
       source = e.source;
-      absl::StrAppend(&out, source, ":\n");
+      table.Line(absl::StrCat(source, ":"));
     }
     const TensorStats& s = e.stats;
     auto cell = [](const json& j) {
       if (j.is_null()) return std::string("-");
       if (j.is_number_float()) return Fmt(j.get<double>());
       if (j.is_string()) return j.get<std::string>();
-      return j.dump();
+      return JsonText(j, kJsonLine);
     };
     std::string mean = s.mean ? Fmt(*s.mean) : "-";
     if (s.mean_im) mean = absl::StrCat("(", Fmt(*s.mean), ",", Fmt(*s.mean_im), ")");
-    std::string nan = absl::StrCat(s.nan);
-    if (s.first_nan_index) {
-      absl::StrAppend(&nan, " first at ", Index(*s.first_nan_index, e.info.dims));
-    }
-    absl::StrAppendFormat(&out, "  %-26s %-6s %-16s %-10d %-8s %-8d %-8d %-12s %-12s %-12s %s\n",
-                          absl::StrCat(e.set, " ", e.index), LowerTypeName(e.info.type),
-                          ShapeText(e.info.dims), s.elements, nan, s.pos_inf, s.neg_inf,
-                          cell(MinMax(e, false)), cell(MinMax(e, true)), mean,
-                          s.std ? Fmt(*s.std) : "-");
+    const std::string first_nan =
+        s.first_nan_index ? Index(*s.first_nan_index, e.info.dims) : "-";
+    table.Row({absl::StrCat("  ", e.set, " ", e.index), std::string(LowerTypeName(e.info.type)),
+               ShapeText(e.info.dims), absl::StrCat(s.elements), absl::StrCat(s.nan), first_nan,
+               absl::StrCat(s.pos_inf), absl::StrCat(s.neg_inf), absl::StrCat(s.zeros),
+               cell(MinMax(e, false)), cell(MinMax(e, true)), mean, s.std ? Fmt(*s.std) : "-"});
   }
-  return out;
+  return table.Text();
 }
 
 }  // namespace decomposed

@@ -336,6 +336,8 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
       kind = TensorSetKind::kNpy;
     } else if (absl::EndsWith(path, ".pt")) {
       kind = TensorSetKind::kPt;
+    } else if (absl::EndsWith(path, ".npz")) {
+      kind = TensorSetKind::kNpz;
     } else {
       kind = TensorSetKind::kSnapshot;
     }
@@ -360,6 +362,8 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
       if (absl::StatusOr<TensorInfo> t = set->Describe(0); !t.ok()) return t.status();
       return std::unique_ptr<TensorSet>(std::move(set));
     }
+    case TensorSetKind::kNpz:
+      return OpenNpzSet(path, options);
     case TensorSetKind::kSnapshot:
     case TensorSetKind::kAuto:
       break;

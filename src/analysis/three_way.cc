@@ -20,6 +20,7 @@
 #include "decomposed/analysis/error_histogram.h"
 #include "decomposed/io/chunk_pipe.h"
 #include "decomposed/io/spool_source.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 #include "nlohmann/json.hpp"
 
@@ -849,7 +850,7 @@ std::string ThreeWayReportJson(const ThreeWayReport& r) {
            {"inputs", std::move(inputs)},
            {"tensors", std::move(tensors)},
            {"all", MetricsJson(r.all, true)}};
-  return out.dump() + "\n";
+  return JsonText(out);
 }
 
 std::string ThreeWayReportText(const ThreeWayReport& r) {

@@ -134,20 +134,71 @@ absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root) {
         absl::StrCat("bundle root ", root, " is not a directory"));
   }
   std::vector<BundleRef> out;
-  for (const std::string& hash : ListDir(root, true)) {
-    std::string hdir = root + "/" + hash;
-    for (const std::string& rank : ListDir(hdir, true)) {
+  // The names of `dir` and of its parents, for a root given below the top.
+  std::string trimmed = root;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  auto base = [](const std::string& p) {
+    const size_t slash = p.rfind('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+  };
+  auto parent = [](const std::string& p) {
+    const size_t slash = p.rfind('/');
+    return slash == std::string::npos ? std::string(".")
+                                      : slash == 0 ? std::string("/")
+                                                   : p.substr(0, slash);
+  };
+  auto calls_of = [&](const std::string& rdir, const std::string& hash,
+                      int64_t global_rank) {
+    for (const std::string& call : ListDir(rdir, true)) {
       BundleRef r;
-      if (!ParseNumbered(rank, "rank", &r.global_rank)) continue;
-      std::string rdir = hdir + "/" + rank;
-      for (const std::string& call : ListDir(rdir, true)) {
-        if (!ParseNumbered(call, "call", &r.call_index)) continue;
-        r.hash = hash;
-        r.path = rdir + "/" + call;
-        r.complete = FileExists(r.path + "/meta.json");
-        out.push_back(r);
+      if (!ParseNumbered(call, "call", &r.call_index)) continue;
+      r.global_rank = global_rank;
+      r.hash = hash;
+      r.path = rdir + "/" + call;
+      r.complete = FileExists(r.path + "/meta.json");
+      out.push_back(r);
+    }
+  };
+  auto ranks_of = [&](const std::string& hdir, const std::string& hash) {
+    for (const std::string& rank : ListDir(hdir, true)) {
+      int64_t g = 0;
+      if (!ParseNumbered(rank, "rank", &g)) continue;
+      calls_of(hdir + "/" + rank, hash, g);
+    }
+  };
+  int64_t number = 0;
+  if (FileExists(root + "/meta.json")) {
+    // A call directory itself.
+    BundleRef r;
+    r.path = root;
+    r.complete = true;
+    const std::string up = parent(trimmed);
+    if (ParseNumbered(base(trimmed), "call", &r.call_index) &&
+        ParseNumbered(base(up), "rank", &r.global_rank)) {
+      r.hash = base(parent(up));
+    }
+    absl::StatusOr<Bundle> b = OpenBundle(root);
+    if (b.ok()) {
+      const nlohmann::json& m = b->meta;
+      if (m.contains("hash") && m["hash"].is_string()) {
+        r.hash = m["hash"].get<std::string>();
+      }
+      if (m.contains("global_rank") && m["global_rank"].is_number_integer()) {
+        r.global_rank = m["global_rank"].get<int64_t>();
+      }
+      if (m.contains("call_index") && m["call_index"].is_number_integer()) {
+        r.call_index = m["call_index"].get<int64_t>();
       }
     }
+    out.push_back(r);
+  } else if (ParseNumbered(base(trimmed), "rank", &number)) {
+    calls_of(trimmed, base(parent(trimmed)), number);
+  } else {
+    for (const std::string& hash : ListDir(trimmed, true)) {
+      ranks_of(trimmed + "/" + hash, hash);
+    }
+    // A hash directory: rank<G>/call<N> right below it.
+    if (out.empty()) ranks_of(trimmed, base(trimmed));
   }
   std::sort(out.begin(), out.end(), [](const BundleRef& a, const BundleRef& b) {
     return std::tie(a.hash, a.global_rank, a.call_index) <
@@ -156,10 +207,46 @@ absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root) {
   return out;
 }
 
+absl::StatusOr<nlohmann::json> ListBundlesJson(const std::string& root) {
+  absl::StatusOr<std::vector<BundleRef>> refs = ListBundles(root);
+  if (!refs.ok()) return refs.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const BundleRef& r : *refs) {
+    nlohmann::json j{{"path", r.path},
+                     {"hash", r.hash},
+                     {"global_rank", r.global_rank},
+                     {"call_index", r.call_index},
+                     {"complete", r.complete}};
+    if (r.complete) {
+      absl::StatusOr<Bundle> b = OpenBundle(r.path);
+      if (b.ok()) {
+        j["format"] = std::string(BundleFormatName(b->format));
+        j["inputs"] = b->inputs.size();
+        if (b->meta.contains("selected_by")) {
+          j["selected_by"] = b->meta["selected_by"];
+        }
+      } else {
+        j["error"] = std::string(b.status().message());
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 absl::StatusOr<Bundle> OpenBundle(const std::string& call_dir) {
   Bundle b;
   b.path = call_dir;
   const std::string mp = call_dir + "/meta.json";
+  // A directory that is not there is not an incomplete bundle: say why.
+  struct stat st;
+  if (::stat(call_dir.c_str(), &st) != 0) {
+    return ErrnoError(errno, absl::StrCat("bundle ", call_dir));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("bundle ", call_dir, " is not a directory"));
+  }
   if (!FileExists(mp)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "bundle ", call_dir, " is incomplete: no meta.json"));

@@ -1,6 +1,7 @@
 #include "decomposed/capture/bundle_writer.h"
 
 #include "decomposed/io/dirs.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 
 #include <dirent.h>
@@ -276,8 +277,9 @@ nlohmann::json MetaJson(const CallMeta& m, std::span<const TensorMeta> inputs) {
 std::string FormatMetaJson(const CallMeta& m,
                            std::span<const TensorMeta> inputs) {
   // nlohmann's object is a std::map: keys come out sorted like sort_keys.
-  return MetaJson(m, inputs).dump(2, ' ', /*ensure_ascii=*/true,
-                                  nlohmann::json::error_handler_t::replace);
+  // Python's json.dump escapes non-ASCII characters and ends with no newline.
+  return JsonText(MetaJson(m, inputs),
+                  {.indent = 2, .ensure_ascii = true, .final_newline = false});
 }
 
 std::string FormatMetaJson(const CallMeta& m,

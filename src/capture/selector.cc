@@ -4,7 +4,76 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "decomposed/status.h"
+
 namespace decomposed::capture {
+
+namespace {
+
+absl::Status FieldError(std::string_view field, std::string_view expected,
+                        const nlohmann::json& found) {
+  std::string text = found.dump(-1, ' ', true,
+                                nlohmann::json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return absl::InvalidArgumentError(
+      absl::StrCat(field.empty() ? "" : absl::StrCat("\"", Sv(field), "\": "),
+                   "expected ", Sv(expected), ", found ", found.type_name(), " ",
+                   text));
+}
+
+// An integer that fits int64_t (not 1.5, not true, not 2^63).
+bool ToInt64(const nlohmann::json& v, int64_t* out) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > uint64_t{INT64_MAX}) return false;
+  } else if (!v.is_number_integer()) {
+    return false;
+  }
+  *out = v.get<int64_t>();
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<ForwardInfo> ForwardInfoFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return FieldError("", "a forward object", j);
+  // A field that is there and not null.
+  auto field = [&](const char* key) -> const nlohmann::json* {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+  };
+  ForwardInfo f;
+  const nlohmann::json* ids = field("req_ids");
+  if (!ids) return absl::InvalidArgumentError("no \"req_ids\" list");
+  if (!ids->is_array()) return FieldError("req_ids", "a list of strings", *ids);
+  for (const nlohmann::json& v : *ids) {
+    if (!v.is_string()) return FieldError("req_ids", "a list of strings", v);
+    f.req_ids.push_back(v.get<std::string>());
+  }
+  if (const nlohmann::json* p = field("positions")) {
+    if (!p->is_array()) return FieldError("positions", "a list of integers", *p);
+    for (const nlohmann::json& v : *p) {
+      int64_t pos;
+      if (!ToInt64(v, &pos)) return FieldError("positions", "a list of integers", v);
+      f.positions.push_back(pos);
+    }
+  }
+  if (const nlohmann::json* p = field("is_prompt")) {
+    if (!p->is_boolean()) return FieldError("is_prompt", "true or false", *p);
+    f.is_prompt = p->get<bool>();
+  }
+  if (const nlohmann::json* p = field("max_generated")) {
+    if (!ToInt64(*p, &f.max_generated)) {
+      return FieldError("max_generated", "an integer", *p);
+    }
+  }
+  if (const nlohmann::json* p = field("global_step")) {
+    int64_t step;
+    if (!ToInt64(*p, &step)) return FieldError("global_step", "an integer or null", *p);
+    f.global_step = step;
+  }
+  return f;
+}
 
 namespace {
 bool RequestMatches(std::string_view id, std::string_view target) {

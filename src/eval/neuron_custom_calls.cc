@@ -248,10 +248,12 @@ namespace internal {
 
 absl::StatusOr<Value> EvalCustomCall(Ctx& ctx, const hlo::HloInstruction& instr, Operands ops) {
   const std::string& target = instr.custom_call_target();
-  if (const char* why = UnreplayableCustomCallReason(target)) {
+  // A registered function comes first: a caller may give an NKI kernel or a
+  // GPSIMD op a CPU implementation of its own.
+  const CustomCallFunction* fn = ctx.custom_calls->Find(target);
+  if (const char* why = UnreplayableCustomCallReason(target); why && !fn) {
     return Unsupported(absl::StrCat("cannot run off the device: ", why));
   }
-  const CustomCallFunction* fn = ctx.custom_calls->Find(target);
   if (!fn && (target == "AwsNeuronRmsNormBackward" || target == "AwsNeuronGeluBackward" ||
               target == "ResizeNearest" || target == "ResizeNearestGrad")) {
     return Unsupported("a Neuron target whose operand roles are not public, so it is not built in "

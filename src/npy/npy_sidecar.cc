@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/limits.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/npy/npy_sink.h"
 #include "decomposed/status.h"
@@ -73,7 +74,8 @@ absl::StatusOr<std::optional<PrimitiveType>> ReadNpyMetaSidecar(
 
 std::string NpyMetaSidecarText(std::string_view ml_dtype) {
   return absl::StrCat("{\"ml_dtype\": ",
-                      nlohmann::json(std::string(ml_dtype)).dump(), "}");
+                      JsonText(nlohmann::json(std::string(ml_dtype)), kJsonLine),
+                      "}");
 }
 
 absl::Status WriteNpyMetaSidecar(const std::string& npy_path,

@@ -1,5 +1,7 @@
 #include "decomposed/snapshot/convert.h"
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,11 +120,20 @@ class Literals {
   std::vector<std::unique_ptr<LiteralSource>> owned_;
 };
 
+// An error of the output file names that file (kPathPayload), so that it
+// is not taken for the input's: Python's OSError then gives its name.
+absl::Status OutputError(const absl::Status& s, const std::string& out) {
+  if (s.ok() || PathOf(s)) return s;
+  absl::Status named = s;
+  named.SetPayload(Sv(kPathPayload), absl::Cord(out));
+  return named;
+}
+
 // Converts what `reader` reads (a mapped file, whose bodies the output
 // borrows) to the other form, written atomically to `out`.
 template <RewindableSource S>
 absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
-                         const ConvertOptions& options) {
+                         const ConvertOptions& options, ConvertReport* report) {
   absl::StatusOr<const SnapshotHeader*> head = reader.ReadHeader();
   if (!head.ok()) return head.status();
   if (!(*head)->contents.ok()) return (*head)->contents;
@@ -157,19 +168,25 @@ absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
     }
   }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  if (report != nullptr) {
+    report->from = reader.type();
+    report->to = to_classic ? SnapshotType::kClassic : SnapshotType::kDecomposed;
+    report->inputs = inputs.size();
+    report->outputs = outputs.size();
+  }
   AtomicFileSink sink;
   if (to_classic) {
     absl::StatusOr<ClassicPlan> plan = PlanClassic(header, inputs, outputs);
     if (!plan.ok()) return plan.status();
-    if (absl::Status s = sink.Open(out); !s.ok()) return s;
+    if (absl::Status s = sink.Open(out); !s.ok()) return OutputError(s, out);
     if (absl::Status s = WriteClassicSnapshot(sink, header, plan->arguments,
                                               plan->result, options.progress);
         !s.ok()) {
       return s;
     }
-    return sink.Commit();
+    return OutputError(sink.Commit(), out);
   }
-  if (absl::Status s = sink.Open(out); !s.ok()) return s;
+  if (absl::Status s = sink.Open(out); !s.ok()) return OutputError(s, out);
   DecomposedProducer<AtomicFileSink> w(sink, options.write);
   if (options.progress) w.set_progress(options.progress);
   if (absl::Status s = w.WriteHeader(header); !s.ok()) return s;
@@ -178,7 +195,7 @@ absl::Status ConvertFrom(SnapshotReader<S>& reader, const std::string& out,
     if (absl::Status s = w.WriteOutputs(outputs); !s.ok()) return s;
   }
   if (absl::Status s = w.Finish(); !s.ok()) return s;
-  return sink.Commit();
+  return OutputError(sink.Commit(), out);
 }
 
 }  // namespace
@@ -199,7 +216,8 @@ absl::Status ConvertClassicToDecomposed(const std::string& in,
 
 absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
                              SnapshotType to, SnapshotType from,
-                             const ConvertOptions& options) {
+                             const ConvertOptions& options,
+                             ConvertReport* report) {
   if (to == SnapshotType::kAuto) {
     return absl::InvalidArgumentError(
         "convert: the output form must be decomposed or snapshot (classic)");
@@ -226,11 +244,17 @@ absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
   absl::Status s = f.Read(read, [&](auto& reader) -> absl::Status {
     if constexpr (ZeroCopySource<std::remove_reference_t<
                       decltype(reader.source())>>) {
-      return ConvertFrom(reader, out, options);
+      return ConvertFrom(reader, out, options, report);
     } else {
       return absl::InternalError("convert: the input is not mapped");
     }
   });
+  if (s.ok() && report != nullptr) {
+    struct stat st;
+    if (::stat(out.c_str(), &st) == 0) report->bytes = static_cast<uint64_t>(st.st_size);
+  }
+  // The output's errors name the output, not the input.
+  if (PathOf(s) == out) return s;
   return f.Annotate(s);
 }
 

@@ -228,11 +228,11 @@ std::string InspectReportText(const InspectReport& r) {
   const bool classic = r.type == SnapshotType::kClassic;
   std::string out =
       classic ? absl::StrFormat(
-                    "classic file, %d bytes\nsnapshot: "
+                    "classic snapshot, %d bytes\nsnapshot: "
                     "HloSnapshot @%d (%d bytes)\n",
                     r.file_size, r.snapshot.offset, r.snapshot.length)
               : absl::StrFormat(
-                    "decomposed file, %d bytes\nheader: box @%d (%d "
+                    "decomposed snapshot, %d bytes\nheader: box @%d (%d "
                     "bytes), HloSnapshot @%d (%d bytes)\n",
                     r.file_size, r.snapshot.box_offset, r.snapshot.box_length,
                     r.snapshot.offset, r.snapshot.length);

@@ -15,6 +15,7 @@
 #include "decomposed/io/input.h"
 #include "decomposed/io/spool_source.h"
 #include "decomposed/limits.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/literal_to_npy.h"
 #include "decomposed/npy/npy_sink.h"
 #include "decomposed/snapshot/classic.h"
@@ -130,7 +131,7 @@ absl::Status HloSnapshotSink::WriteSmall(const std::string& path,
 
 absl::Status HloSnapshotSink::Finish() {
   if (options_.manifest) {
-    const std::string text = ManifestJson(options_, manifest_).dump(2) + "\n";
+    const std::string text = JsonText(ManifestJson(options_, manifest_));
     UnpackedFile f;
     f.kind = UnpackedKind::kManifest;
     if (absl::Status s =

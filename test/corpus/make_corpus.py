@@ -485,6 +485,26 @@ cases.append(("len_byte_0x80.auto", b"\x80" + b"\x3a\x01\x00" * 50,
                             "--lenient-length-byte reads it as unsigned"),
               "length byte 0x80 read with --snapshot-type=auto"))
 
+# An HloModuleProto (what --xla_dump_hlo_as_proto's .hlo_module.pb holds)
+# read as auto: its field 1 is the module's name, text, where an
+# HloSnapshot's field 1 is an HloProto (whose own first record would be
+# 0a, 12 or 1a): neither form, said first.
+MODULE_PROTO = ld(1, b"jit_main_module") + ld(2, b"main.3")
+cases.append(("module_proto.auto", MODULE_PROTO,
+              every_command("INVALID_ARGUMENT", "file",
+                            "not a decomposed or classic snapshot; read as "
+                            "decomposed, "),
+              "an HloModuleProto read with --snapshot-type=auto"))
+# An HloProto (an --xla_dump_hlo_as_proto dump: field 1 the module itself)
+# read as auto: its records index as an HloSnapshot's, but the "module"
+# then is the module's name, which protobuf rejects as an HloModuleProto
+# (0x6a: field 13, length 0x69 past the end): neither form.
+cases.append(("hlo_proto.auto", ld(1, MODULE_PROTO),
+              every_command("INVALID_ARGUMENT", "file",
+                            "not a decomposed or classic snapshot; read as "
+                            "decomposed, "),
+              "an HloProto read with --snapshot-type=auto"))
+
 # Support files (valid): the module that `pack` rows use, and the reference
 # side of the compare rows (one F32[2] input, one output).
 cases.append(("module.hlo", b"\x0a\x01m", [], ""))

@@ -52,7 +52,7 @@ run(${CMAKE_COMMAND} --build ${build} -j 2)
 
 set(example ${SOURCE_DIR}/examples/example.decomposed_hlo_snapshot)
 run(${build}/codec_only ${example})
-if(NOT last_output STREQUAL "inputs=2 outputs=1 snapshot=84\n")
+if(NOT last_output STREQUAL "inputs=2 outputs=1 snapshot=403\n")
   message(FATAL_ERROR "codec_only printed: ${last_output}")
 endif()
 run(${build}/full ${example})

@@ -25,7 +25,7 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader",
-                         "compare", "stats", "three_way", "bisect")}
+                         "compare", "stats", "three_way", "bisect", "hlo_text")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -298,6 +298,128 @@ seeds["three_way"]["unpack_dir"] = side_triple(3, 1, 3, 0x00, NPY_F4_2, NPY_F4_2
 seeds["roundtrip"]["a"] = bytes(range(64))
 seeds["roundtrip"]["b"] = b"\xff" * 32 + b"\x01" * 200
 seeds["roundtrip"]["c"] = mc.GOOD * 4
+
+# --- HLO text: hand-written modules in XLA's three styles ---------------------
+seeds["hlo_text"]["long"] = b"""HloModule SyncTensorsGraph.21, input_output_alias={ {0}: (1, {}, must-alias) }, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->(f32[2,3]{1,0}, f32[])}
+
+%AddComputation.9 (x.10: f32[], y.11: f32[]) -> f32[] {
+  %x.10 = f32[] parameter(0)
+  %y.11 = f32[] parameter(1)
+  ROOT %add.12 = f32[] add(f32[] %x.10, f32[] %y.11)
+}
+
+ENTRY %SyncTensorsGraph.21 (p0.1: f32[2,3], p1.2: f32[2,3]) -> (f32[2,3], f32[]) {
+  %p1.2 = f32[2,3]{1,0} parameter(1), frontend_attributes={neff_input_names="input1"}
+  %p0.1 = f32[2,3]{1,0} parameter(0), frontend_attributes={neff_input_names="input0"}
+  %multiply.3 = f32[2,3]{1,0} multiply(f32[2,3]{1,0} %p0.1, f32[2,3]{1,0} %p1.2), metadata={op_type="aten__mul" op_name="aten__mul" source_file="/tmp/m.py" source_line=12}
+  %constant.4 = f32[] constant(0)
+  %big = f32[11]{0} constant({...})
+  %reduce.13 = f32[] reduce(f32[2,3]{1,0} %multiply.3, f32[] %constant.4), dimensions={0,1}, to_apply=%AddComputation.9
+  ROOT %tuple.14 = (f32[2,3]{1,0}, f32[]) tuple(f32[2,3]{1,0} %multiply.3, f32[] %reduce.13), sharding={{replicated}, {maximal device=0}}
+}
+"""
+seeds["hlo_text"]["modern_scheduled"] = b"""HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, num_partitions=2
+
+%region_0.1 (Arg_0.2: f32[], Arg_1.3: f32[]) -> f32[] {
+  %Arg_0.2 = f32[] parameter(0)
+  %Arg_1.3 = f32[] parameter(1)
+  ROOT %maximum.4 = f32[] maximum(%Arg_0.2, %Arg_1.3), metadata={op_name="jit(f)/max" source_file="f.py" source_line=4 stack_frame_id=1}
+}
+
+ENTRY %main.12 (Arg_0.5: f32[8]) -> f32[8] {
+  %Arg_0.5 = f32[8]{0} parameter(0)
+  %constant.13 = f32[] constant(-inf)
+  %reduce.14 = f32[] reduce(%Arg_0.5, %constant.13), dimensions={0}, to_apply=%region_0.1
+  %broadcast.15 = f32[8]{0} broadcast(%reduce.14), dimensions={}
+  %async-start = ((f32[8]{0}), f32[8]{0}) negate-start(%broadcast.15)
+  %async-done = f32[8]{0} negate-done(%async-start)
+  ROOT %subtract.16 = f32[8]{0} subtract(%Arg_0.5, %async-done), sharding={devices=[2]<=[2]}
+}
+"""
+seeds["hlo_text"]["short_while"] = b"""body {
+  p = (s32[], f32[3]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  add = s32[] add(i, s32[] constant(1))
+  x = f32[3]{0} get-tuple-element(p), index=1
+  m = f32[3]{0} multiply(x, f32[3]{0} constant({1.5, -2, nan}))
+  ROOT t = (s32[], f32[3]{0}) tuple(add, m)
+}
+
+cond {
+  p = (s32[], f32[3]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(7)), direction=LT
+}
+
+ENTRY main {
+  a = f32[3]{0} parameter(0)
+  t = (s32[], f32[3]{0}) tuple(s32[] constant(0), a)
+  w = (s32[], f32[3]{0}) while(t), condition=cond, body=body
+  ROOT r = f32[3]{0} get-tuple-element(w), index=1
+}
+"""
+seeds["hlo_text"]["attributes"] = b"""HloModule attrs
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  m = f32[2,3]{1,0} parameter(0)
+  i = s32[] parameter(1)
+  img = f32[1,5,5,2]{3,2,1,0} parameter(2)
+  ker = f32[3,3,2,4]{3,2,1,0} parameter(3)
+  idx = s32[3,1]{1,0} parameter(4)
+  sl = f32[1,2]{1,0} slice(m), slice={[1:2], [0:3:2]}
+  pd = f32[3,9]{1,0} pad(m, f32[] constant(0)), padding=0_1x1_1_2
+  ds = f32[1,2]{1,0} dynamic-slice(m, i, i), dynamic_slice_sizes={1,2}
+  tr = f32[3,2]{0,1} transpose(m), dimensions={1,0}
+  dot.1 = f32[2,2]{1,0} dot(m, tr), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,default}
+  conv = f32[1,5,5,4]{3,2,1,0} convolution(img, ker), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  rw = f32[2,1]{1,0} reduce-window(m, f32[] constant(0)), window={size=1x3 stride=1x2 pad=0_0x-1_1}, to_apply=add
+  gth = f32[3,3]{1,0} gather(m, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  ar = f32[2,3]{1,0} all-reduce(m), channel_id=3, replica_groups={{0,1},{2,3}}, to_apply=add
+  ag = f32[4,3]{1,0} all-gather(m), replica_groups=[2,2]<=[4], dimensions={0}
+  cc = f32[2,3]{1,0} custom-call(m), custom_call_target="AwsNeuronSoftmax", api_version=API_VERSION_UNSPECIFIED, backend_config="1"
+  c2 = (f32[], s32[2]) constant((1.5, {1, 2}))
+  ROOT r = (f32[2,3]{1,0}, f32[2,3]{1,0}) tuple(ar, cc), control-predecessors={sl, pd}
+}
+"""
+seeds["hlo_text"]["literals"] = b"""ENTRY e {
+  a = bf16[2]{0} constant({1.5, -inf})
+  b = f16[2,2]{0,1} constant({ { 1, 2 }, { 3, 65504 } })
+  c = s4[3]{0} constant({-8, -3, 7})
+  d = c64[2]{0} constant({(1, 2), (3, -4.5)})
+  e2 = pred[4]{0} constant({1, 0, true, false})
+  f = f8e4m3fn[2]{0} constant({1.5, 448})
+  g = s32[2,2,2]{2,1,0} constant({ /*i0=0*/ { { 1, 2 }, { 3, 4 } }, /*i0=1*/ { { 5, 6 }, { 7, 8 } } })
+  h = u64[] constant(18446744073709551615)
+  ROOT t = (bf16[2]{0}, f16[2,2]{0,1}) tuple(a, b)
+}
+"""
+seeds["hlo_text"]["stack_frames"] = b"""HloModule m, buffer_donor={ (0, {}) }
+
+FileNames
+1 "a.py"
+FunctionNames
+1 "f"
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=4}
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+ENTRY e {
+  ROOT a = f32[] parameter(0), metadata={op_name="x" stack_frame_id=1}
+}
+"""
+seeds["hlo_text"]["error"] = b"ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)\n}\n"
+# What the first sessions found (docs/testing-and-hardening.md): a layout
+# that is not a permutation, a name starting with `-`, an iota sharding of
+# the wrong device count, a tuple constant elided as `{...}`.
+seeds["hlo_text"]["found_layout"] = b"ENTRY e {\n  ROOT b = f16[2,2]{10,1} constant({ { 1, 2 }, { 3, 4 } })\n}\n"
+seeds["hlo_text"]["found_name"] = b"ENTRY e {\n  -inf = u64[] constant(1)\n  ROOT r = u64[] negate(-inf)\n}\n"
+seeds["hlo_text"]["found_iota"] = b"ENTRY e {\n  ROOT p = f32[8]{0} parameter(0), sharding={devices=[2]<=[0]}\n}\n"
+seeds["hlo_text"]["found_tuple_constant"] = b"ENTRY e {\n  ROOT c = (f32[], s32[2]{0}) constant({...})\n}\n"
 
 
 # --- bisect: module seed (8 bytes), steps, max_dim, attributes, input seed

@@ -26,6 +26,7 @@ BELOW = {
     "snapshot": ["container", "npy", "hlo", "xla", "wire", "io", "base"],
     "capture": ["snapshot", "eval", "container", "npy", "hlo", "xla", "wire", "io", "base"],
     "analysis": ["capture", "snapshot", "eval", "container", "npy", "hlo", "xla", "wire", "io", "base"],
+    "run": ["analysis", "capture", "snapshot", "eval", "container", "npy", "hlo", "xla", "wire", "io", "base"],
 }
 CODEC = {"base", "io", "wire", "xla", "container"}
 FOREIGN = re.compile(r"^(nlohmann/|google/protobuf/|decomposed/proto/|zlib\.h|pybind11/)")

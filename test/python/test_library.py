@@ -31,7 +31,10 @@ def test_unpack(sample, tmp_path):
     path, ins, outs = sample
     files = decomposed.unpack(path, str(tmp_path / "u") + "/", outputs=True)
     kinds = [f["kind"] for f in files]
-    assert kinds == ["module", "value_input", "value_input", "snapshot_output"]
+    # The spelling of manifest.json: input / output, no index for the module.
+    assert kinds == ["module", "input", "input", "output"]
+    assert [f["index"] for f in files] == [None, 0, 1, 0]
+    assert all(f["entry"] is None for f in files)
     assert np.array_equal(np.load(files[1]["path"]), ins[0])
     assert files[1]["shape"] == "F32[3,4]{1,0}"
     with open(files[0]["path"], "rb") as f:
@@ -82,6 +85,21 @@ def test_convert_round_trip(sample, tmp_path):
     assert open(back, "rb").read() == open(path, "rb").read()
     with pytest.raises(ValueError):
         decomposed.convert(path, classic, to="npy")
+
+
+def test_os_errors_name_the_file_once(sample, tmp_path):
+    """An OSError names the file at fault, once: the input that is missing,
+    the output that cannot be written (not the input it came from)."""
+    path, _, _ = sample
+    missing = str(tmp_path / "missing.dhs")
+    with pytest.raises(FileNotFoundError) as e:
+        decomposed.open(missing)
+    assert e.value.filename == missing and str(e.value).count(missing) == 1
+    bad = str(tmp_path / "no-such-dir" / "x.pb")
+    with pytest.raises(FileNotFoundError) as e:
+        decomposed.convert(path, bad, to="classic")
+    assert e.value.filename == bad, str(e.value)
+    assert str(e.value).count(bad) == 1 and path not in str(e.value)
 
 
 def test_compare_and_stats(sample, tmp_path):
@@ -150,8 +168,10 @@ def test_capturer_writes_bundles_the_reader_and_cli_accept(tmp_path, cli, fmt):
     b = decomposed.bundle.open(call_dir)
     assert b.format == fmt and len(b) == 3
     assert b.meta["call_index"] == 1
-    assert [t.dtype for t in b] == ["torch.float32", "torch.bfloat16",
-                                    "torch.int64"]
+    # XLA's names, as literals and reports spell them; meta.json's beside.
+    assert [t.dtype for t in b] == ["f32", "bf16", "s64"]
+    assert [t.torch_dtype for t in b] == ["torch.float32", "torch.bfloat16",
+                                          "torch.int64"]
     assert np.array_equal(b[0].numpy(), x.numpy())
     assert torch.equal(b[1].torch(), y)
     assert np.array_equal(b[2].numpy(), z)

@@ -192,6 +192,21 @@ def test_context_manager_and_outputs_none_classic(tmp_path):
     assert np.array_equal(x, a)
 
 
+def test_an_arguments_only_snapshot_has_no_module(tmp_path):
+    """XLA writes classic snapshots without `hlo`: no module, not an empty
+    name."""
+    a = np.array([2, -4, 5], dtype=np.int32)
+    snap = f_len(2, ui.literal("S32", a, [0], "canonical"))
+    path = write_file(str(tmp_path / "args.pb"), snap)
+    with decomposed.open(path) as f:
+        assert f.kind == "classic"
+        assert f.has_module is False
+        assert f.module_name is None and f.entry is None
+        assert f.module == b""
+        assert np.array_equal(f.inputs[0].numpy(), a)
+        assert f.outputs is None
+
+
 def test_one_parameter_module_and_program_shape(tmp_path):
     """AWS's reader cannot read a module with exactly one parameter."""
     p = shape_proto(11, [2, 2])
@@ -203,6 +218,7 @@ def test_one_parameter_module_and_program_shape(tmp_path):
     path = write_file(str(tmp_path / "one.dhs"), data)
     with decomposed.open(path) as f:
         assert f.module == mod
+        assert f.has_module is True
         assert f.module_name == "one_param"
         assert f.entry == "main.7"
         assert f.parameter_names == ("x",)

@@ -31,17 +31,20 @@
 //   NaN     two NaNs (either part, for complex) match only with equal_nan;
 //           a NaN against a number always mismatches; pairs with a NaN on
 //           either side are left out of every error metric.
-//   Errors  abs = |a - e| (the modulus for complex); rel = abs / |e|, 0 when
-//           a == e, +inf when e == 0 and a != e or when either side is
-//           infinite and a != e. The first index of the
-//           largest value wins. cosine = Re(sum a * conj(e)) /
+//   Errors  abs = |a - e| (the modulus for complex); rel = abs / |e| in
+//           IEEE arithmetic, 0 when a == e, +inf when e == 0 and a != e:
+//           so +inf when only the actual side is infinite, and NaN when the
+//           expected side is infinite and a != e (|3 - inf| / |inf|), as
+//           torch.testing.assert_close and NumPy compute it. The first
+//           index of the largest value wins; a NaN rel is the largest (as
+//           torch.max and numpy.max propagate NaN): the greatest relative
+//           difference is then NaN, at the first such index. cosine = Re(sum a * conj(e)) /
 //           sqrt(sum |a|^2 * sum |e|^2); absent when either norm is 0 or
 //           not finite. Sums are compensated (Neumaier), so metrics do not
 //           drift with the element count.
 //
 // Example:
-//   decomposed::ElementComparator c(decomposed::PrimitiveType::kF32,
-//                                   decomposed::PrimitiveType::kF32,
+//   decomposed::ElementComparator c(options.mode, kF32, kF32,
 //                                   decomposed::ResolveTolerance(
 //                                       options, kF32, kF32),
 //                                   /*show=*/5);
@@ -413,7 +416,10 @@ class ElementComparator {
   bool FastBlock(internal::KernelType kt, const char* ep, const char* ap, size_t k) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     internal::FastRealParams p = fp_;
-    p.rel_threshold = max_rel_ == kInf ? kInf : max_rel_ * (1 - 1e-12);
+    // Past an infinite or NaN greatest relative difference, nothing in a
+    // finite block can be greater.
+    const bool rel_settled = max_rel_ == kInf || std::isnan(max_rel_);
+    p.rel_threshold = rel_settled ? kInf : max_rel_ * (1 - 1e-12);
     const internal::FastRealResult r = internal::FastRealBlock(kt, ep, ap, k, p);
     if (!r.finite) return false;
     const size_t w = internal::KernelTypeBytes(kt);
@@ -428,7 +434,7 @@ class ElementComparator {
         }
       }
     }
-    if (r.rel_candidates > 0 && max_rel_ != kInf) {
+    if (r.rel_candidates > 0 && !rel_settled) {
       double thr = p.rel_threshold;
       for (size_t i = 0; i < k; ++i) {
         const double e = e_at(i);
@@ -533,24 +539,25 @@ class ElementComparator {
         const double d =
             equal ? 0.0 : (C ? std::hypot(ar - er, ai - ei) : std::fabs(ar - er));
         const double ae = C ? std::hypot(er, ei) : std::fabs(er);
-        // rel = d / ae; +inf when e == 0 or either side is infinite (and
-        // a != e). Divided only where it can matter.
+        // XLA's rule takes the relative error as infinite when e == 0 or
+        // either side is infinite (and a != e).
         const bool rel_inf = !equal && (ae == 0 || std::isinf(d) || std::isinf(ae));
         if (count_ == 0 || d > max_abs_) {
           max_abs_ = d;
           m_.max_abs_error_index = index;
         }
-        if (count_ == 0) {
-          max_rel_ = rel_inf ? kInf : (equal ? 0.0 : d / ae);
-          m_.max_rel_error_index = index;
-        } else if (rel_inf) {
-          if (max_rel_ != kInf) {
-            max_rel_ = kInf;
+        // The metric: rel = d / ae in IEEE arithmetic (NaN for inf / inf),
+        // 0 when equal, +inf when e == 0; a NaN is the greatest and stays.
+        // Divided only where it can matter.
+        if (count_ == 0 || (!equal && !std::isnan(max_rel_) && max_rel_ != kInf)) {
+          const double rel = equal ? 0.0 : (ae == 0 ? kInf : d / ae);
+          if (count_ == 0 || std::isnan(rel) || rel > max_rel_) {
+            max_rel_ = rel;
             m_.max_rel_error_index = index;
           }
-        } else if (!equal && max_rel_ != kInf && d >= max_rel_ * ae * (1 - 1e-12)) {
-          const double rel = d / ae;
-          if (rel > max_rel_) {
+        } else if (!equal && max_rel_ == kInf && std::isinf(ae)) {
+          const double rel = d / ae;  // NaN (inf / inf) beats +inf
+          if (std::isnan(rel)) {
             max_rel_ = rel;
             m_.max_rel_error_index = index;
           }

@@ -93,16 +93,27 @@ absl::Status AppendTensorStats(TensorSet& set, const std::string& source,
                                const std::string& set_name,
                                std::vector<TensorStatsEntry>* out,
                                const BytesFn& on_bytes = nullptr);
+// Which lists of a file that holds inputs and outputs (a snapshot, an
+// unpack directory) AppendPathStats reads: both (inputs first), or one, as
+// `stats --inputs` / `--outputs` ask (compare's --inputs picks the list to
+// compare the same way). The other forms hold one list, always read.
+enum class StatsLists : uint8_t { kBoth, kInputs, kOutputs };
+
 // Stats of every tensor at `path` (any form OpenTensorSet reads), appended
 // to `out`: a snapshot's or unpack directory's inputs ("inputs") then
-// outputs ("outputs"), the other forms' tensors ("tensors"). `options`
-// gives the dtypes and the snapshot form; its `inputs` is ignored. What
-// `decomposed stats` runs for each path.
+// outputs ("outputs"), or the one of them `lists` names; the other forms'
+// tensors ("tensors"). `options` gives the dtypes and the snapshot form;
+// its `inputs` is ignored. What `decomposed stats` runs for each path.
 absl::Status AppendPathStats(const std::string& path, const TensorSetOptions& options,
                              std::vector<TensorStatsEntry>* out,
-                             const BytesFn& on_bytes = nullptr);
+                             const BytesFn& on_bytes = nullptr,
+                             StatsLists lists = StatsLists::kBoth);
 // True when any entry holds a NaN or an infinity.
 bool AnyNonFinite(const std::vector<TensorStatsEntry>& entries);
+// Why `stats --fail-on-nonfinite` fails: "3 of 5 tensors hold a NaN or an
+// Inf; the first: x.dhs outputs 0 (2 NaN, first at [1,0]; 1 +Inf; 0 -Inf)";
+// empty when AnyNonFinite is false.
+std::string NonFiniteSummary(const std::vector<TensorStatsEntry>& entries);
 std::string StatsReportJson(const std::vector<TensorStatsEntry>& entries);
 std::string StatsReportText(const std::vector<TensorStatsEntry>& entries);
 

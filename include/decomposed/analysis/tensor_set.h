@@ -12,6 +12,13 @@
 //     from options.dtypes; indices must run 0..n-1 (a gap is an error that
 //     names the missing file);
 //   * a file ending in .npy or .pt: one tensor;
+//   * a file ending in .npz: the .npy entries of a stored NumPy archive
+//     (np.savez; `unpack --to npz` and `run --to npz` write them): with
+//     unpack's entry names (value_input<i>.npy, snapshot_output<j>.npy) the
+//     inputs or the outputs, as for an unpack directory; otherwise every
+//     .npy entry in the order the archive holds them. A void entry's type
+//     comes from options.dtypes or its <entry>.meta sidecar entry. A
+//     compressed entry (np.savez_compressed) is refused (kUnimplemented);
 //   * any other file: a decomposed or classic snapshot (detected by the
 //     rule of docs/format.md §7.8, or as options.snapshot_type says), its
 //     outputs, or its inputs with options.inputs.
@@ -27,7 +34,10 @@
 //       decomposed::OpenTensorSet("out/", {});
 //   for (size_t i = 0; i < (*set)->size(); ++i) {
 //     absl::StatusOr<decomposed::TensorInfo> t = (*set)->Describe(i);
-//     (*set)->Stream(i, [](std::string_view chunk) { ...; return absl::OkStatus(); });
+//     (*set)->Stream(i, [](std::string_view chunk) {
+//       // ... t->type elements in chunk ...
+//       return absl::OkStatus();
+//     });
 //   }
 #ifndef DECOMPOSED_ANALYSIS_TENSOR_SET_H_
 #define DECOMPOSED_ANALYSIS_TENSOR_SET_H_
@@ -107,7 +117,7 @@ class TensorSet {
 };
 
 enum class TensorSetKind : uint8_t {
-  kAuto, kSnapshot, kUnpackDir, kBundle, kNpy, kPt,
+  kAuto, kSnapshot, kUnpackDir, kBundle, kNpy, kPt, kNpz,
 };
 
 struct TensorSetOptions {
@@ -128,6 +138,10 @@ absl::Status ParseDtypeOptions(const std::vector<std::string>& values,
                                TensorSetOptions* options);
 
 absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
+    const std::string& path, const TensorSetOptions& options);
+
+// The .npz form of OpenTensorSet (src/analysis/npz_set.cc).
+absl::StatusOr<std::unique_ptr<TensorSet>> OpenNpzSet(
     const std::string& path, const TensorSetOptions& options);
 
 }  // namespace decomposed

@@ -11,7 +11,7 @@
 //
 // Example:
 //   CaptureBudget& b = CaptureBudget::Global(config.max_captures);
-//   if (verdict.selected && b.TryConsume()) WriteBundle(...);
+//   if (verdict.selected && b.TryConsume()) write_bundle();
 #ifndef DECOMPOSED_CAPTURE_BUDGET_H_
 #define DECOMPOSED_CAPTURE_BUDGET_H_
 

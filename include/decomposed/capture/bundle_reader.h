@@ -25,7 +25,10 @@
 // Example:
 //   absl::StatusOr<Bundle> b = OpenBundle("/root/abc/rank0/call3");
 //   absl::Status ok = VerifyBundle(*b);
-//   StreamTensor(*b, 0, [](std::string_view bytes) { ...; return true; });
+//   StreamTensor(*b, 0, [](std::string_view bytes) {
+//     // ... the tensor's bytes, in C order ...
+//     return true;
+//   });
 #ifndef DECOMPOSED_CAPTURE_BUNDLE_READER_H_
 #define DECOMPOSED_CAPTURE_BUNDLE_READER_H_
 
@@ -50,9 +53,28 @@ struct BundleRef {
   bool complete = false;  // meta.json present
 };
 
-// Every call directory under `root`, sorted by (hash, rank, call).
-// Directories that do not match rank<G>/call<N> are ignored.
+// Every call directory under `root`, sorted by (hash, rank, call). `root`
+// is the capture root (<root>/<hash>/rank<G>/call<N>), or one level of it:
+// a hash directory (rank<G>/call<N> below it), a rank<G> directory, or a
+// call directory itself (one that holds meta.json, whatever its name, as
+// `bundle from-decomposed -o DIR` writes it: hash, rank and call index then
+// come from its meta.json when they are there). Directories that do not
+// match rank<G>/call<N> are ignored; an empty list means none was found.
 absl::StatusOr<std::vector<BundleRef>> ListBundles(const std::string& root);
+
+// ListBundles with what each bundle's meta.json says: `decomposed bundle
+// ls --json` and decomposed.bundle.ls() in Python. One object per call
+// directory, in ListBundles' order:
+//   {"path", "hash", "global_rank", "call_index", "complete"}, and for a
+//   complete bundle either {"format": "npy"|"pt", "inputs": count,
+//   "selected_by": [...] (when meta.json has it)} or {"error": OpenBundle's
+//   message} (an invalid bundle is listed, not an error of the listing).
+// Errors: ListBundles'.
+//
+// Example:
+//   absl::StatusOr<nlohmann::json> l = ListBundlesJson("/root/snapshots");
+//   for (const nlohmann::json& b : *l) std::cout << b["path"] << "\n";
+absl::StatusOr<nlohmann::json> ListBundlesJson(const std::string& root);
 
 struct BundleInput {
   int64_t index = 0;

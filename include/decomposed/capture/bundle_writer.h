@@ -38,10 +38,11 @@
 //
 //   // Streaming decoded literals (capture/replay.cc):
 //   absl::StatusOr<std::unique_ptr<BundleWriter>> w =
-//       BundleWriter::Create("/root/abc/rank0/call0", BundleFormat::kPt);
-//   absl::Status s = DecodeLiteral(src, body, frame, (*w)->NextTensor("input 0"));
-//   ...
-//   s = (*w)->Commit(meta);
+//       BundleWriter::Create("/root/abc/rank0/call1", BundleFormat::kPt);
+//   if (!w.ok()) return w.status();
+//   s = DecodeLiteral(src, body, frame, (*w)->NextTensor("input 0"));
+//   // ... one NextTensor per input, in order ...
+//   if (s.ok()) s = (*w)->Commit(meta);
 #ifndef DECOMPOSED_CAPTURE_BUNDLE_WRITER_H_
 #define DECOMPOSED_CAPTURE_BUNDLE_WRITER_H_
 

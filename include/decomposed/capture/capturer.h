@@ -21,6 +21,7 @@
 //   SnapshotCapturer cap(config, "a1b2", {.global_rank = 5, .tp_rank = 1},
 //                        DefaultSnapshotRoot());
 //   absl::StatusOr<CaptureDecision> d = cap.Capture(&forward, inputs);
+//   // d->capture: the inputs were written to d->call_dir
 #ifndef DECOMPOSED_CAPTURE_CAPTURER_H_
 #define DECOMPOSED_CAPTURE_CAPTURER_H_
 

@@ -31,7 +31,7 @@
 // Example:
 //   absl::StatusOr<SnapshotConfig> c = ResolveSnapshotConfigFromEnvironment();
 //   if (!c.ok()) { /* fail start-up */ }
-//   for (auto& w : c->warnings) LOG(WARNING) << w;
+//   for (auto& w : c->warnings) std::cerr << "warning: " << w << "\n";
 #ifndef DECOMPOSED_CAPTURE_CONFIG_H_
 #define DECOMPOSED_CAPTURE_CONFIG_H_
 

@@ -23,7 +23,7 @@
 //   CaptureSelector sel(config);
 //   ForwardVerdict fv = sel.EvaluateForward(forward);   // once per forward
 //   Verdict v = sel.Decide(fv, /*call_index=*/3);       // per NEFF execution
-//   if (v.selected) ...
+//   if (v.selected) { /* capture this execution's inputs */ }
 #ifndef DECOMPOSED_CAPTURE_SELECTOR_H_
 #define DECOMPOSED_CAPTURE_SELECTOR_H_
 
@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "decomposed/capture/config.h"
 #include "nlohmann/json.hpp"
 
@@ -50,6 +51,23 @@ struct ForwardInfo {
   int64_t max_generated = 1;
   std::optional<int64_t> global_step;
 };
+
+// A forward from JSON, the one reader of forwards for every caller (the
+// `capture plan` file's entries, the Python hook's arguments):
+//   {"req_ids": [str, ...], "positions": [int, ...], "is_prompt": bool,
+//    "max_generated": int, "global_step": int or null}
+// "req_ids" is required (a forward without it has no context: the caller's
+// case, not a ForwardInfo). Every other field may be omitted or null, and
+// then keeps the default of the struct above. Keys not listed are ignored
+// (a plan's "neffs"). kInvalidArgument naming the field, what it should be
+// and what it holds ("\"positions\": expected a list of integers, found
+// string \"7\"") when a field has the wrong JSON type; callers prefix where
+// the forward came from.
+//
+// Example:
+//   ForwardInfoFromJson({{"req_ids", {"r1"}}, {"positions", {17}}});
+//   // -> req_ids {"r1"}, positions {17}, is_prompt false, max_generated 1
+absl::StatusOr<ForwardInfo> ForwardInfoFromJson(const nlohmann::json& j);
 
 struct Match {
   int64_t batch_index = 0;

@@ -24,7 +24,9 @@
 //
 // Example:
 //   absl::StatusOr<PicklePtr> root = Unpickle(data_pkl, "tensor0.pt data.pkl");
-//   if (root.ok() && (*root)->kind == PickleValue::kCall) { ... }
+//   if (root.ok() && (*root)->kind == PickleValue::kCall) {
+//     // ... a REDUCE: (*root)'s callable and arguments ...
+//   }
 #ifndef DECOMPOSED_CAPTURE_UNPICKLER_H_
 #define DECOMPOSED_CAPTURE_UNPICKLER_H_
 

@@ -23,7 +23,7 @@
 //       reader.Read(decomposed::Frame{"input", 0, "body length box"},
 //                   decomposed::Frame{"input", 0, "body"});
 //   if (!e.ok()) return e.status();
-//   DecodeSomething(reader.body());          // sees exactly e->length bytes
+//   decode_something(reader.body());         // sees exactly e->length bytes
 //   if (absl::Status s = reader.Finish(); !s.ok()) return s;
 //
 // Example (write one element):

@@ -25,11 +25,18 @@
 //   decomposed::MmapSource src(path);
 //   decomposed::DecomposedReader reader(src);
 //   auto header = reader.ReadHeader(nullptr);          // skip region [0]
-//   auto n = reader.StartInputs();
+//   if (!header.ok()) return header.status();
+//   auto n = reader.StartInputs();                      // *n inputs
+//   if (!n.ok()) return n.status();
 //   decomposed::ElementInfo e;
-//   while (*reader.NextInput(&e)) { ... e.offset, e.length, reader.body() ... }
+//   for (;;) {
+//     absl::StatusOr<bool> more = reader.NextInput(&e);
+//     if (!more.ok()) return more.status();
+//     if (!*more) break;
+//     // ... e.offset, e.length, reader.body() ...
+//   }
 //   auto m = reader.StartOutputs();                     // nullopt: absent
-//   ...
+//   // ... the outputs, as the inputs ...
 //   absl::Status s = reader.Finish();                   // nothing trails
 #ifndef DECOMPOSED_CONTAINER_FRAMING_H_
 #define DECOMPOSED_CONTAINER_FRAMING_H_

@@ -75,7 +75,9 @@ class CustomCallRegistry {
 const CustomCallRegistry& BuiltinCustomCalls();
 
 // Targets that cannot run off the device, with the reason
-// ("an NKI kernel compiled for the NeuronCore"), or nullptr.
+// ("an NKI kernel compiled for the NeuronCore"), or nullptr. They are
+// errors unless the registry has a function for them (a CPU implementation
+// of the kernel the caller registered), which is then called.
 const char* UnreplayableCustomCallReason(std::string_view target);
 
 }  // namespace decomposed::eval

@@ -29,7 +29,7 @@
 //   auto module = *decomposed::hlo::HloModule::Create(proto);
 //   decomposed::eval::Array x = *decomposed::eval::Array::Allocate(
 //       decomposed::PrimitiveType::kF32, {2, 3});
-//   ...fill x.mutable_data<float>()...
+//   for (int i = 0; i < 6; ++i) x.mutable_data<float>()[i] = i;
 //   decomposed::eval::EvalOptions options;
 //   options.numerics = decomposed::eval::Numerics::kNeuron;
 //   options.on_instruction = [](const decomposed::eval::InstructionEvent& e) {

@@ -7,11 +7,14 @@
 // from a proto cannot know them, so the printer prints none; a module read
 // from text keeps them here, so that text -> text keeps them too.
 //
-// Example:
-//   decomposed::hlo::ParsedHloText t = *decomposed::hlo::ParseHloText(text);
-//   // t.extras.config_attributes == {{"replica_count", "2"}}
-//   std::string again = decomposed::hlo::PrintHloModuleToString(
-//       *module_of(t.module), options, &t.extras);
+// Example (hlo/parse.h and hlo/print.h carry these through):
+//   decomposed::xla::LiteralProto literal;
+//   literal.mutable_shape()->set_element_type(decomposed::xla::F32);
+//   literal.mutable_shape()->add_dimensions(16);
+//   // A shape and no data: what `constant({...})` of a text dump gives.
+//   bool elided = decomposed::hlo::IsElidedLiteral(literal);  // true
+//   decomposed::hlo::HloModuleTextExtras extras;
+//   extras.config_attributes.emplace_back("replica_count", "2");
 #ifndef DECOMPOSED_HLO_TEXT_H_
 #define DECOMPOSED_HLO_TEXT_H_
 

@@ -187,18 +187,17 @@ class BasicFdSink {
 
   bool Write(std::string_view d) {
     if (!status_.ok()) return false;
-    if (d.size() <= capacity_ - used_) [[likely]] {
-      std::memcpy(buffer_.get() + used_, d.data(), d.size());
-      used_ += d.size();
-      pos_ += d.size();
-      return true;
+    // One copy into the buffer, of fewer bytes than the buffer holds. The
+    // capacity is read once: after Flush() (a call that may write memory)
+    // GCC could not tell that it had not grown, and warned of a copy of a
+    // buffer's worth from a small array (-Wstringop-overread).
+    const size_t capacity = capacity_;
+    if (d.size() > capacity - used_) [[unlikely]] {
+      if (!Flush()) return false;
+      if (d.size() >= capacity) return Direct(d);
     }
-    if (!Flush()) return false;
-    if (d.size() >= capacity_) {
-      return Direct(d);
-    }
-    std::memcpy(buffer_.get(), d.data(), d.size());
-    used_ = d.size();
+    std::memcpy(buffer_.get() + used_, d.data(), d.size());
+    used_ += d.size();
     pos_ += d.size();
     return true;
   }

@@ -36,7 +36,7 @@
 // returns a view of the next n bytes without copying.
 //
 // Example:
-//   decomposed::MemorySource src(bytes);
+//   decomposed::MemorySource src(std::string_view("\x04\x3a\x02\x80\x01"));
 //   decomposed::BoxReader reader(src);
 //   absl::StatusOr<uint64_t> n = reader.Read({"input count box"});
 #ifndef DECOMPOSED_IO_BYTE_SOURCE_H_

@@ -23,10 +23,10 @@
 //
 // Example:
 //   decomposed::PipedProducer p([&](decomposed::ChunkPipe& out) {
-//     return DecodeSomethingInto(out);      // writes through out.Write()
+//     return decode_into(out);      // a push decoder, writing out.Write()
 //   });
 //   char buf[4096];
-//   while (p.pipe().Read(buf, sizeof buf)) Use(buf);
+//   while (p.pipe().Read(buf, sizeof buf)) use(buf);
 //   if (!p.pipe().status().ok()) return p.pipe().status();
 #ifndef DECOMPOSED_IO_CHUNK_PIPE_H_
 #define DECOMPOSED_IO_CHUNK_PIPE_H_

@@ -53,7 +53,7 @@ inline absl::Status MakeDirectories(const std::string& path) {
 // Example:
 //   decomposed::internal::TempDirectory tmp;
 //   if (absl::Status s = tmp.Create("out/.call3.tmp."); !s.ok()) return s;
-//   ... write files under tmp.path(), rename tmp.path() into place ...
+//   // ... write files under tmp.path(), rename tmp.path() into place ...
 //   tmp.Release();
 class TempDirectory {
  public:

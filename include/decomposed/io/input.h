@@ -7,8 +7,12 @@
 //
 // Example:
 //   absl::StatusOr<decomposed::InputFile> in = decomposed::OpenInput("-");
-//   if (in->regular) { decomposed::FdSource src(std::move(in->fd)); ... }
-//   else { decomposed::SpoolSource<decomposed::OwnedFd> src(std::move(in->fd)); ... }
+//   if (!in.ok()) return in.status();
+//   if (in->regular) {
+//     decomposed::FdSource src(std::move(in->fd));  // ... read it ...
+//   } else {
+//     decomposed::SpoolSource<decomposed::OwnedFd> src(std::move(in->fd));
+//   }
 #ifndef DECOMPOSED_IO_INPUT_H_
 #define DECOMPOSED_IO_INPUT_H_
 

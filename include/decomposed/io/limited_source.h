@@ -26,8 +26,10 @@
 //
 // Example (hand one body to a decoder, then move past it):
 //   decomposed::LimitedSource body(src, e.offset + e.length);
-//   absl::Status s = DecodeSomething(body);
-//   if (!src.Seek(body.end())) ...   // or src.Skip(body.end() - src.position())
+//   absl::Status s = decode_something(body);
+//   if (!src.Seek(body.end())) {     // or src.Skip(body.end() - src.position())
+//     return src.status();
+//   }
 #ifndef DECOMPOSED_IO_LIMITED_SOURCE_H_
 #define DECOMPOSED_IO_LIMITED_SOURCE_H_
 

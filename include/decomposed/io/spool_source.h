@@ -28,8 +28,8 @@
 // Example (unpack from stdin):
 //   decomposed::SpoolSource<decomposed::UnownedFd> src(
 //       decomposed::UnownedFd(0));
-//   ... read an element, seek back inside it, decode it ...
-//   src.Release(next_element_offset);  // never seek back before it again
+//   // ... read an element, seek back inside it, decode it ...
+//   src.Release(src.position());  // never seek back before it again
 #ifndef DECOMPOSED_IO_SPOOL_SOURCE_H_
 #define DECOMPOSED_IO_SPOOL_SOURCE_H_
 

@@ -28,11 +28,15 @@
 // data (kInvalidArgument: the file is not what its header says).
 //
 // Example:
-//   decomposed::FdSource src(fd);
+//   decomposed::FdSourceRef src{decomposed::UnownedFd(fd)};
 //   absl::StatusOr<decomposed::NpyArrayInfo> info =
 //       decomposed::ReadNpyArrayHeader(src, {});
+//   if (!info.ok()) return info.status();
 //   absl::Status s = decomposed::ForEachNpyDataChunk(
-//       src, *info, [&](std::string_view chunk) { ...; return absl::OkStatus(); });
+//       src, *info, [&](std::string_view chunk) {
+//         // ... whole elements of info->type, in file order ...
+//         return absl::OkStatus();
+//       });
 #ifndef DECOMPOSED_NPY_NPY_READER_H_
 #define DECOMPOSED_NPY_NPY_READER_H_
 

@@ -53,9 +53,10 @@
 // message, so it must be under protobuf's 2 GiB limit: the walks refuse a
 // larger one (kResourceExhausted), as protobuf does.
 //
+// Commands read snapshots through SnapshotReader (reader.h), which walks a
+// classic file with these functions.
+//
 // Example (the outputs of a classic file):
-//   (Commands read snapshots through SnapshotReader, reader.h, which walks
-//   a classic file with these functions.)
 //   decomposed::MmapSource src(path);
 //   absl::StatusOr<decomposed::ClassicSnapshot> snap =
 //       decomposed::IndexClassicSnapshot(src, {0, *src.size()},

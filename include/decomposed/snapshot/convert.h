@@ -20,6 +20,8 @@
 #ifndef DECOMPOSED_SNAPSHOT_CONVERT_H_
 #define DECOMPOSED_SNAPSHOT_CONVERT_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,8 +39,17 @@ struct ConvertOptions {
   ProgressFn progress;  // optional
 };
 
+// What a conversion wrote, for the caller to report.
+struct ConvertReport {
+  SnapshotType from = SnapshotType::kAuto;  // the input's form (detected)
+  SnapshotType to = SnapshotType::kAuto;
+  size_t inputs = 0, outputs = 0;  // literals written
+  uint64_t bytes = 0;              // the output file's size
+};
+
 // Converts `in`, of form `from` (kAuto: detected, docs/format.md §7.8), to
-// form `to` (kDecomposed or kClassic).
+// form `to` (kDecomposed or kClassic); fills `*report` (optional) on
+// success.
 // Errors: the input is empty ("empty file"), or already of form `to`
 // (kInvalidArgument, "already a decomposed snapshot ...; nothing to
 // convert"); a read error that the other form explains carries the hint
@@ -46,7 +57,8 @@ struct ConvertOptions {
 absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
                              SnapshotType to,
                              SnapshotType from = SnapshotType::kAuto,
-                             const ConvertOptions& options = {});
+                             const ConvertOptions& options = {},
+                             ConvertReport* report = nullptr);
 
 // Decomposed -> classic HloSnapshot (ConvertSnapshot with both forms named).
 absl::Status ConvertDecomposedToClassic(const std::string& in,

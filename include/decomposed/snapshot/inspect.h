@@ -14,7 +14,7 @@
 // Example:
 //   absl::StatusOr<decomposed::InspectReport> r =
 //       decomposed::InspectFile("x.decomposed_hlo_snapshot");
-//   std::cout << decomposed::InspectReportJson(*r).dump(2);
+//   std::cout << decomposed::JsonText(decomposed::InspectReportJson(*r));
 #ifndef DECOMPOSED_SNAPSHOT_INSPECT_H_
 #define DECOMPOSED_SNAPSHOT_INSPECT_H_
 

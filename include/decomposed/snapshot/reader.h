@@ -256,7 +256,9 @@ class SnapshotReader {
   // SnapshotHeader::contents). Errors: the decomposed framing's ("header
   // length box", "header"), the classic walk's ("HloSnapshot"); under
   // kAuto, for a file that looks like neither form, "file: not a decomposed
-  // or classic snapshot; ...".
+  // or classic snapshot; ...": one the decomposed rules refuse and whose
+  // classic reading fails, or whose module protobuf rejects (so the module
+  // of a file detected as classic is parsed here, once).
   absl::StatusOr<const SnapshotHeader*> ReadHeader() {
     if (!failed_.ok()) return failed_;
     if (state_ != kStart) return Order("ReadHeader");
@@ -270,6 +272,18 @@ class SnapshotReader {
       return Fail(s);
     }
     state_ = kHeader;
+    // Under auto, bytes that only begin like an HloSnapshot (an HloProto
+    // dump: its field 1 is an HloModuleProto, where an HloSnapshot's is an
+    // HloProto) index cleanly but hold a module protobuf rejects. When the
+    // decomposed rules refused the file too, it is neither form.
+    if (type_ == SnapshotType::kClassic && detected() &&
+        !evidence_.decomposed_error.ok() && !header_.module.empty()) {
+      absl::StatusOr<const xla::HloModuleProto*> m = Module();
+      if (!m.ok() && m.status().code() == absl::StatusCode::kInvalidArgument &&
+          !ErrnoOf(m.status())) {
+        return Fail(NotASnapshot(m.status()));
+      }
+    }
     return &header_;
   }
   const SnapshotHeader& header_info() const { return header_; }
@@ -758,8 +772,10 @@ class SnapshotReader {
                       evidence_.decomposed_error.message(), "; ");
     }
     absl::StrAppend(&msg, "read as classic, ", classic.message());
+    // The offset is where the classic reading failed, the place the
+    // message ends with (the file's start when it names none).
     return WithLocation(absl::InvalidArgumentError(msg), Frame{"file"}.str(),
-                        start_);
+                        OffsetOf(classic).value_or(start_));
   }
 
   S& src_;

@@ -9,7 +9,9 @@
 // Example:
 //   absl::StatusOr<decomposed::SnapshotType> t =
 //       decomposed::DetectSnapshotType("x.decomposed_hlo_snapshot");
-//   if (t.ok() && *t == decomposed::SnapshotType::kDecomposed) ...
+//   if (t.ok() && *t == decomposed::SnapshotType::kDecomposed) {
+//     // ... read it as a decomposed stream ...
+//   }
 #ifndef DECOMPOSED_SNAPSHOT_SNAPSHOT_TYPE_H_
 #define DECOMPOSED_SNAPSHOT_SNAPSHOT_TYPE_H_
 
@@ -150,7 +152,10 @@ absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotSource(
     // Protobuf writes HloSnapshot's fields in number order: the first
     // record is hlo (1), arguments (2, a snapshot with no module, as XLA
     // writes some) or result (3), length-delimited (tag 0x0a, 0x12, 0x1a),
-    // with a length that fits in the file.
+    // with a length that fits in the file. An hlo record holds an HloProto,
+    // whose own records are length-delimited fields 1 to 3 (0x0a, 0x12,
+    // 0x1a): an HloModuleProto, whose field 1 is its name (text), fails
+    // that.
     constexpr std::string_view kFields[] = {"hlo", "arguments", "result"};
     if (src.Seek(start)) {
       src.Pull(11);  // fewer at the end of a tiny file
@@ -166,7 +171,12 @@ absl::StatusOr<SnapshotTypeEvidence> DescribeSnapshotSource(
           HoldAhead(src, len > ~uint64_t{0} - head ? ~uint64_t{0} : head + len);
           // The window held `head` bytes, so the rest is at least that.
           std::optional<uint64_t> rem = Remaining(src);
-          if (!rem || (*rem >= head && len <= *rem - head)) {
+          bool fits = !rem || (*rem >= head && len <= *rem - head);
+          if (fits && field == 1 && len > 0 && src.Pull(head + 1)) {
+            const uint8_t inner = static_cast<uint8_t>(src.cursor()[head]);
+            fits = inner == 0x0a || inner == 0x12 || inner == 0x1a;
+          }
+          if (fits) {
             out.evidence = absl::StrCat("HloSnapshot field ", field, " (",
                                         Sv(kFields[field - 1]), ") of ", len,
                                         " bytes at byte 0");

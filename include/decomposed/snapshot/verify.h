@@ -16,6 +16,16 @@
 //               parse as an HloSnapshot; then every input and output
 //               literal of the classic mapping (classic.h), as unpack
 //               writes them: "input i body" and "output j body".
+// The module (when the snapshot has one): validated as docs/hlo.md §1.1
+// says (ValidateModuleAll, at most 20 findings), and each input literal's
+// element type and dims against the entry parameter it binds to (input i
+// is parameter i; an entry whose only parameter is a tuple takes the
+// inputs as its elements), and the input count against the parameter
+// count. These are warnings framed "module", "input i body" and "input
+// count box" ("arguments" in a classic file): the file reads whatever its
+// module says; `--strict` makes them problems. Layouts may differ (a
+// replay converts them).
+//
 // A broken literal is one problem and checking goes on with the next one
 // (the framing around it is intact); a framing error (a bad box, a length
 // past the end, trailing data) ends the walk, since nothing after it can be

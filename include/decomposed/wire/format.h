@@ -24,7 +24,9 @@
 //   uint64_t tag;
 //   if (wire::ReadVarint(&p, bytes.data() + bytes.size(), &tag) ==
 //           wire::VarintResult::kOk &&
-//       wire::IsValidTag(tag, p - bytes.data())) { ... }
+//       wire::IsValidTag(tag, p - bytes.data())) {
+//     // ... field tag >> 3, wire type tag & 7 ...
+//   }
 #ifndef DECOMPOSED_WIRE_FORMAT_H_
 #define DECOMPOSED_WIRE_FORMAT_H_
 

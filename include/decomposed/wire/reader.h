@@ -58,7 +58,7 @@
 //     }
 //     if (f.Is(5, wire::kLen)) {
 //       auto layout = r.Submessage(f, "LayoutProto");
-//       while (layout.Next(f)) { ... }
+//       while (layout.Next(f)) { /* ... the layout's fields ... */ }
 //       if (!layout.ok()) return layout.status();
 //     }
 //   }

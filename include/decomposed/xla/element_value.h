@@ -27,7 +27,7 @@
 // array type (KindOf(t) != kNone). Nothing here fails or allocates.
 //
 // Example:
-//   char bf16[2] = {0x80, 0x3f};                        // 1.0 in bfloat16
+//   char bf16[2] = {'\x80', '\x3f'};                    // 1.0 in bfloat16
 //   double v = decomposed::RealValue(decomposed::PrimitiveType::kBF16, bf16);
 #ifndef DECOMPOSED_XLA_ELEMENT_VALUE_H_
 #define DECOMPOSED_XLA_ELEMENT_VALUE_H_

@@ -1,0 +1,296 @@
+// decomposed run SNAPSHOT [--output-prefix P | --to npz OUT.npz]
+//     [--numerics xla|f32|neuron] [--compare [SIDE]] [--three-way]
+//     [compare's options] [--dump DIR [--dump-filter REGEX]]
+//     [--substitute NAME=FILE.npy]... [--threads N] [--json]
+//     [--progress|--quiet]
+// decomposed run --module MODULE --inputs SIDE [--inputs SIDE ...] [...]
+//
+// Replays a snapshot on the CPU (run/run.h; docs/eval.md, "decomposed
+// run"): the module evaluated on the inputs, the outputs written as unpack
+// writes them, and with --compare checked against the snapshot's recorded
+// outputs (or SIDE) by compare's rules, or with --three-way by the
+// three-way comparison (BASELINE: the f32 run, EXPECTED: this run, ACTUAL:
+// the recorded outputs or SIDE).
+// Exit codes (the table in command.h): 0 done; 1 bad input, an I/O error,
+// an input that does not fit its parameter, an op that cannot run; 2
+// usage. With --compare or --three-way, compare's: 0 pass, 1 a tensor
+// fails or is missing, 2 usage or any error.
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "command.h"
+#include "decomposed/analysis/plots.h"
+#include "decomposed/analysis/scatter.h"
+#include "decomposed/run/run.h"
+#include "progress.h"
+
+namespace decomposed::cli {
+namespace {
+
+struct State {
+  std::string snapshot;
+  std::string module;
+  std::vector<std::string> inputs;
+  std::string output_prefix;
+  std::vector<std::string> to;  // {"npz", "OUT.npz"}
+  std::string numerics = "xla";
+  std::vector<std::string> compare;  // --compare [SIDE]: none or the side
+  bool three_way = false;
+  std::string mode = "torch";
+  std::optional<double> rtol, atol;
+  bool equal_nan = false;
+  int64_t show = 5;
+  bool allow_dtype_mismatch = false;
+  std::vector<std::string> dtypes;
+  std::string snapshot_type = "auto";
+  ThreeWayOptions tw;
+  std::string plot;
+  size_t plot_points = kDefaultScatterPoints;
+  std::string dump, dump_filter;
+  std::vector<std::string> substitutes;
+  int threads = 0;
+  bool json = false;
+  bool progress = false, quiet = false;
+};
+
+bool Given(const CLI::App& app, const char* name) {
+  const CLI::Option* o = app.get_option_no_throw(name);
+  return o != nullptr && o->count() > 0;
+}
+
+Action Setup(CLI::App& app) {
+  auto st = std::make_shared<State>();
+  app.add_option("SNAPSHOT", st->snapshot,
+                 "a decomposed or classic snapshot: its module, inputs and recorded outputs");
+  app.add_option("--module", st->module,
+                 "the module to run instead of the snapshot's: an HloModuleProto, an "
+                 "HloProto, a snapshot or HLO text (detected by content)");
+  app.add_option("--inputs", st->inputs,
+                 "the inputs instead of the snapshot's: a snapshot, an unpack directory, a "
+                 "bundle call directory, an .npz or .npy files (repeat: their tensors in order)")
+      ->allow_extra_args(false);
+  CLI::Option* prefix = app.add_option(
+      "--output-prefix", st->output_prefix,
+      "write the outputs as P + snapshot_output<j>.npy (plain concatenation: out/ writes "
+      "out/snapshot_output0.npy)");
+  app.add_option("--to", st->to, "npz OUT.npz: write the outputs as one stored .npz")
+      ->expected(2)
+      ->allow_extra_args(false)
+      ->type_name("npz OUT.npz")
+      ->excludes(prefix);
+  app.add_option("--numerics", st->numerics, "the evaluator's numerics (docs/eval.md §3)")
+      ->check(CLI::IsMember({"xla", "f32", "neuron"}))
+      ->capture_default_str();
+  app.add_option("--compare", st->compare,
+                 "compare the outputs with the snapshot's recorded outputs, or with SIDE "
+                 "(any form compare reads)")
+      ->expected(0, 1)
+      ->allow_extra_args(false)
+      ->type_name("[SIDE]");
+  app.add_flag("--three-way", st->three_way,
+               "three-way comparison: BASELINE the f32 run, EXPECTED this run, ACTUAL the "
+               "recorded outputs (or --compare SIDE)");
+  app.add_option("--mode", st->mode, "compare's closeness rule")
+      ->check(CLI::IsMember({"torch", "numpy", "xla"}))
+      ->capture_default_str();
+  app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--equal-nan", st->equal_nan, "two NaNs match");
+  app.add_option("--show", st->show, "mismatches to list per tensor")
+      ->check(kNonNegative)
+      ->capture_default_str();
+  app.add_flag("--allow-dtype-mismatch", st->allow_dtype_mismatch,
+               "compare tensors of different types in f64");
+  app.add_option("--dtype", st->dtypes,
+                 "true type of void (|V1, |V2) .npy tensors of --inputs and SIDE: TYPE for "
+                 "all, or INDEX=TYPE (bf16, f8e4m3fn, ...)")
+      ->allow_extra_args(false);
+  AddSnapshotTypeOption(app, &st->snapshot_type);
+  ThreeWayOptions& o = st->tw;
+  app.add_option("--bc-threshold", o.bc_threshold, "three-way: the Bhattacharyya threshold")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--max-sigma-ratio", o.max_sigma_ratio, "three-way: ... or the sigma-ratio")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-linf-ratio", o.max_linf_ratio, "three-way: the worst L-inf ratio")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-l2-ratio", o.max_l2_ratio, "three-way: the worst L2 ratio")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--bins", o.bins, "three-way: histogram bins of the coefficient")
+      ->check(CLI::Range(size_t{1}, kMaxThreeWayBins))
+      ->capture_default_str();
+  app.add_option("--quantiles", o.quantiles, "three-way: QQ-plot quantile levels")
+      ->check(CLI::Range(size_t{2}, kMaxThreeWayQuantiles))
+      ->capture_default_str();
+  app.add_option("--plot", st->plot,
+                 "write an SVG picture of the check: the error histograms and QQ-plot "
+                 "(--three-way), else the scatter of the recorded against the run's outputs");
+  app.add_option("--plot-points", st->plot_points, "scatter points sampled per tensor")
+      ->check(CLI::Range(size_t{1}, kMaxScatterPoints))
+      ->capture_default_str();
+  CLI::Option* dump = app.add_option(
+      "--dump", st->dump,
+      "write every evaluated instruction's value as DIR/<computation>/<instruction>.npy "
+      "and DIR/index.json");
+  app.add_option("--dump-filter", st->dump_filter,
+                 "dump only the instructions whose name or op_name matches this regex")
+      ->needs(dump);
+  app.add_option("--substitute", st->substitutes,
+                 "NAME=FILE.npy: use that value for instruction NAME instead of evaluating it")
+      ->allow_extra_args(false);
+  app.add_option("--threads", st->threads, "worker threads (0: one per core)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app.add_flag("--json", st->json, "print the report as JSON");
+  AddProgressOptions(app, &st->progress, &st->quiet);
+
+  return [st, &app]() -> int {
+    // --- usage --------------------------------------------------------------
+    const bool compare_given = Given(app, "--compare");
+    // `run --compare X.dhs`: the one path is the snapshot (a side needs a
+    // snapshot or --module to run).
+    if (st->snapshot.empty() && st->module.empty() && st->compare.size() == 1) {
+      st->snapshot = st->compare[0];
+      st->compare.clear();
+    }
+    if (st->snapshot.empty() && st->module.empty()) {
+      throw CLI::ValidationError("SNAPSHOT", "a snapshot, or --module MODULE --inputs SIDE");
+    }
+    if (st->snapshot.empty() && st->inputs.empty()) {
+      throw CLI::ValidationError("--inputs", "--module without a SNAPSHOT needs --inputs SIDE");
+    }
+    const bool checking = compare_given || st->three_way;
+    if (!checking) {
+      for (const char* n : {"--mode", "--rtol", "--atol", "--equal-nan", "--show",
+                            "--allow-dtype-mismatch", "--plot", "--plot-points"}) {
+        if (Given(app, n)) throw CLI::ValidationError(n, "applies with --compare or --three-way");
+      }
+    }
+    if (!st->three_way) {
+      for (const char* n : {"--bc-threshold", "--max-sigma-ratio", "--max-linf-ratio",
+                            "--max-l2-ratio", "--bins", "--quantiles"}) {
+        if (Given(app, n)) throw CLI::ValidationError(n, "applies only with --three-way");
+      }
+    } else {
+      for (const char* n : {"--mode", "--rtol", "--atol", "--show", "--allow-dtype-mismatch",
+                            "--plot-points"}) {
+        if (Given(app, n)) {
+          throw CLI::ValidationError(n, "is a two-sided compare option: it has no meaning with "
+                                        "--three-way");
+        }
+      }
+      if (st->numerics == "f32") {
+        throw CLI::ValidationError("--numerics", "--three-way measures this run against the "
+                                                 "f32 run: use xla or neuron");
+      }
+    }
+    run::RunRequest req;
+    req.source.snapshot = st->snapshot;
+    req.source.module = st->module;
+    req.source.input_sides = st->inputs;
+    TensorSetOptions so;
+    if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
+      throw CLI::ValidationError("--dtype", std::string(s.message()));
+    }
+    so.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    req.load.snapshot_type = so.snapshot_type;
+    req.load.dtypes = so.dtypes;
+    req.load.dtype = so.dtype;
+    req.check_set = so;
+    for (const std::string& spec : st->substitutes) {
+      absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
+      if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
+      req.substitute_files.push_back(*p);
+    }
+    if (!st->to.empty()) {
+      if (st->to[0] != "npz") {
+        throw CLI::ValidationError(
+            "--to", absl::StrCat("unknown format '", st->to[0], "' (npz is the one format)"));
+      }
+      req.output.format = run::OutputFormat::kNpz;
+      req.output.npz_path = st->to[1];
+    } else if (Given(app, "--output-prefix")) {
+      req.output.format = run::OutputFormat::kNpyFiles;
+      req.output.prefix = st->output_prefix;
+    }
+    req.run.numerics = *eval::NumericsFromName(st->numerics);
+    req.run.threads = st->threads;
+    req.run.dump_dir = st->dump;
+    req.run.dump_filter = st->dump_filter;
+    if (!st->dump_filter.empty()) {
+      try {
+        std::regex check(st->dump_filter, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw CLI::ValidationError("--dump-filter",
+                                   absl::StrCat("not a regular expression: ", e.what()));
+      }
+    }
+    if (st->three_way) {
+      req.check = run::RunCheck::kThreeWay;
+      req.three_way = st->tw;
+      req.three_way.equal_nan = st->equal_nan;
+    } else if (compare_given) {
+      req.check = run::RunCheck::kCompare;
+      req.compare.mode = *CompareModeFromName(st->mode);
+      req.compare.rtol = st->rtol;
+      req.compare.atol = st->atol;
+      req.compare.equal_nan = st->equal_nan;
+      req.compare.show = static_cast<size_t>(st->show);
+      req.compare.allow_dtype_mismatch = st->allow_dtype_mismatch;
+    }
+    req.check_side = st->compare.empty() ? "" : st->compare[0];
+    std::unique_ptr<ScatterTap> tap;
+    if (req.check == run::RunCheck::kCompare && !st->plot.empty()) {
+      tap = std::make_unique<ScatterTap>(st->plot_points);
+      req.scatter = tap.get();
+    }
+    // Progress: instructions of the entry done, shown by default on a
+    // terminal for inputs of 64 MiB or more, as the other commands do.
+    ProgressMode mode = ProgressModeOf(st->progress, st->quiet);
+    if (mode == ProgressMode::kAuto) {
+      std::vector<std::string> paths = st->inputs;
+      if (!st->snapshot.empty()) paths.push_back(st->snapshot);
+      if (TotalFileBytes(paths) < (uint64_t{64} << 20)) mode = ProgressMode::kOff;
+    }
+    ProgressLine progress("run", 0, mode, 0, ProgressUnit{"instructions"});
+    req.run.on_progress = [&](int64_t done, int64_t total) {
+      progress.SetTotal(static_cast<uint64_t>(total));
+      progress.Update(static_cast<uint64_t>(done));
+    };
+    // Exit codes: a check answers with compare's.
+    const ExitStyle style = checking ? ExitStyle::kQuestion : ExitStyle::kTool;
+    auto fail = [&](const absl::Status& s) {
+      progress.Done();
+      std::cerr << CommandName(app) << ": " << s.message() << "\n";
+      return ExitCode(style, Outcome::kUnreadable);
+    };
+    absl::StatusOr<run::RunReport> r = run::RunSnapshot(req);
+    if (!r.ok()) return fail(r.status());
+    progress.Done();
+    std::cout << (st->json ? run::RunReportJson(*r) : run::RunReportText(*r));
+    if (!st->plot.empty()) {
+      absl::Status s = r->three_way ? WriteSvgFile(st->plot, ThreeWaySvg(*r->three_way))
+                                    : WriteSvgFile(st->plot, ScatterSvg(*r->compare, tap->Take()));
+      if (!s.ok()) return fail(s);
+    }
+    return ExitCode(style, r->pass() ? Outcome::kSuccess : Outcome::kNo);
+  };
+}
+
+const Registrar kRegistrar({"run",
+                            "replay a snapshot on the CPU: evaluate its module on its inputs, "
+                            "write the outputs, compare them with the recorded ones",
+                            &Setup});
+
+}  // namespace
+}  // namespace decomposed::cli

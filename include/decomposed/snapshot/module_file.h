@@ -1,0 +1,91 @@
+// Reading an HLO module from a file of any form it is shipped in, told
+// apart by content, not by name:
+//
+//   decomposed snapshot  region [0]'s HloSnapshot.hlo.hlo_module, through
+//                        SnapshotReader (reader.h); no literal is read
+//   classic snapshot     HloSnapshot.hlo.hlo_module, the same way (the
+//                        arguments and result are skipped, never parsed)
+//   HloModuleProto       a serialized module, as `unpack` writes model.hlo
+//                        and `pack --module` reads it
+//   HloProto             a serialized HloProto (field 1: the module), as
+//                        XLA's --xla_dump_hlo_as_proto writes *.hlo.pb
+//   HLO text             XLA's text form (any of its three styles,
+//                        docs/hlo.md §2), through hlo/parse.h (ParseHloText)
+//
+// Detection: text when the first 4 KiB hold no byte below 0x20 but tab,
+// newline, carriage return and form feed (every protobuf message above
+// starts with a length or a tag below 0x20 within its first bytes) and the
+// first word that is not a comment is `HloModule`; a decomposed snapshot
+// when the snapshot detector says so (docs/format.md §7.8); otherwise the
+// three protobuf readings are tried, each accepted only when it gives a
+// module with at least one computation: an HloModuleProto, an HloProto, a
+// classic HloSnapshot. Protobuf's own log lines about a wrong reading are
+// silenced.
+//
+// The input is opened once (SnapshotFile: a path or "-"; a stream is
+// copied to an unlinked temp file first). A protobuf file must be under
+// 2 GiB, protobuf's limit (a decomposed snapshot may be larger: only its
+// header is read).
+//
+// Errors name the file: an empty file, a file that is none of the forms
+// ("<path>: not a module file: expected an HloModuleProto, an HloProto, a
+// decomposed or classic snapshot, or HLO text; read as HloModuleProto, ...;
+// read as HloProto, ...; read as a classic snapshot, ..."), a snapshot
+// without a module, the snapshot reader's errors, and the text parser's
+// (line:column).
+//
+// Example:
+//   absl::StatusOr<decomposed::ModuleFile> m = decomposed::ReadModuleFile("model.hlo");
+//   if (!m.ok()) return m.status();
+//   std::cout << decomposed::ModuleFileFormName(m->form) << " "
+//             << m->module.name() << "\n";     // "HloModuleProto example"
+#ifndef DECOMPOSED_SNAPSHOT_MODULE_FILE_H_
+#define DECOMPOSED_SNAPSHOT_MODULE_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "decomposed/hlo/text.h"
+#include "decomposed/proto/hlo.pb.h"
+
+namespace decomposed {
+
+enum class ModuleFileForm {
+  kDecomposedSnapshot,
+  kClassicSnapshot,
+  kHloModuleProto,
+  kHloProto,
+  kHloText,
+};
+
+// "decomposed snapshot", "classic snapshot", "HloModuleProto", "HloProto",
+// "HLO text".
+std::string_view ModuleFileFormName(ModuleFileForm form);
+
+struct ModuleFile {
+  xla::HloModuleProto module;
+  ModuleFileForm form = ModuleFileForm::kHloModuleProto;
+  // HLO text only: what its header carried that the proto cannot hold
+  // (module-config attributes, whether entry_computation_layout was
+  // given), so that text printed again keeps it (hlo/text.h).
+  hlo::HloModuleTextExtras extras;
+  bool has_extras = false;
+};
+
+// True when `head` (a file's first bytes, up to 4 KiB) reads as HLO text by
+// the rule above.
+bool LooksLikeHloText(std::string_view head);
+
+// The module in the file at `path` ("-": standard input), by the rules
+// above.
+absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path);
+
+// The same for bytes in memory (a protobuf message or HLO text; a
+// snapshot's bytes too). `name` names them in errors.
+absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
+                                            std::string_view name = "module");
+
+}  // namespace decomposed
+
+#endif  // DECOMPOSED_SNAPSHOT_MODULE_FILE_H_

@@ -1,0 +1,930 @@
+// ParseHloText (hlo/parse.h): the module, its computations, instructions
+// and operands, names, and the ids XLA gives a parsed module. Attribute
+// values are in parse_attributes.cc, shapes and literals in
+// parse_literal.cc.
+#include "decomposed/hlo/parse.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/hlo/shape_inference.h"
+#include "decomposed/status.h"
+#include "parser.h"
+
+namespace decomposed::hlo {
+namespace internal {
+
+namespace {
+
+std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
+
+}  // namespace
+
+// --- Errors and tokens --------------------------------------------------------------
+
+bool Parser::Fail(size_t offset, absl::string_view expected,
+                  absl::string_view found) {
+  if (status_.ok()) {
+    size_t line = 0, column = 0;
+    lexer_.LineColumn(offset, &line, &column);
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "line ", line, ", column ", column, ": expected ", expected,
+        ", found ", found));
+  }
+  return false;
+}
+
+bool Parser::Expect(absl::string_view expected) {
+  return Fail(offset(), expected, Found());
+}
+
+bool Parser::Consume(Tok k, absl::string_view what) {
+  if (kind() != k) return Expect(what);
+  lexer_.Advance();
+  return true;
+}
+
+bool Parser::Enter() {
+  if (++depth_ > options_.max_depth) {
+    --depth_;
+    return Fail(offset(),
+                absl::StrCat("nesting at most ", options_.max_depth, " deep"),
+                absl::StrCat(Found(), " one level deeper"));
+  }
+  return true;
+}
+
+bool Parser::ParseName(absl::string_view* out, absl::string_view what) {
+  if (kind() != Tok::kName && kind() != Tok::kIdent) return Expect(what);
+  // `-inf`, `-nan` lex as identifiers for literals; no name starts with `-`.
+  if (text()[0] == '-') return Expect(what);
+  *out = text();
+  lexer_.Advance();
+  return true;
+}
+
+// --- Module -------------------------------------------------------------------------------
+
+absl::Status Parser::Run(ParsedHloText* out) {
+  if (!ParseModule() || !Finish(out)) return status_;
+  return absl::OkStatus();
+}
+
+bool Parser::ParseModule() {
+  if (IsIdent("HloModule")) {
+    lexer_.Advance();
+    absl::string_view name;
+    if (!ParseName(&name, "the module's name after HloModule")) return false;
+    module_.set_name(std::string(name));
+    if (!ParseHeaderAttributes()) return false;
+  }
+  if (IsIdent("FileNames") && !ParseStackFrameIndex()) return false;
+  if (kind() == Tok::kEof) return Expect("a computation");
+  while (kind() != Tok::kEof) {
+    if (!ParseComputation()) return false;
+  }
+  return true;
+}
+
+bool Parser::ParseHeaderAttributes() {
+  absl::flat_hash_set<absl::string_view> seen;
+  while (kind() == Tok::kComma) {
+    lexer_.Advance();
+    const size_t name_offset = offset();
+    if (kind() != Tok::kIdent) return Expect("a module attribute name");
+    const absl::string_view name = text();
+    lexer_.Advance();
+    if (kind() != Tok::kEqual) return Expect(absl::StrCat("\"=\" after ", name));
+    lexer_.Advance();
+    if (!seen.insert(name).second) {
+      return Fail(name_offset, "each module attribute once",
+                  absl::StrCat(Quote(name), " again"));
+    }
+    const size_t value_offset = offset();
+    if (name == "is_scheduled") {
+      if (!ParseBool(&is_scheduled_)) return false;
+    } else if (name == "entry_computation_layout") {
+      if (!Consume(Tok::kLbrace, "\"{\" to start entry_computation_layout") ||
+          !Consume(Tok::kLparen, "\"(\" before the parameter layouts")) {
+        return false;
+      }
+      if (kind() != Tok::kRparen) {
+        do {
+          if (!ParseShape(entry_layout_.add_parameters())) return false;
+        } while (EatIf(Tok::kComma));
+      }
+      if (!Consume(Tok::kRparen, "\")\" after the parameter layouts") ||
+          !Consume(Tok::kArrow, "\"->\" before the result layout") ||
+          !ParseShape(entry_layout_.mutable_result()) ||
+          !Consume(Tok::kRbrace, "\"}\" to end entry_computation_layout")) {
+        return false;
+      }
+      has_layout_ = true;
+    } else if (name == "input_output_alias") {
+      xla::HloInputOutputAliasProto* alias = module_.mutable_input_output_alias();
+      if (!Consume(Tok::kLbrace, "\"{\" to start input_output_alias")) return false;
+      while (kind() != Tok::kRbrace) {
+        xla::HloInputOutputAliasProto::AliasEntryProto* e = alias->add_entries();
+        std::vector<int64_t> out_index, param_index;
+        int64_t param = 0;
+        if (!ParseShapeIndex(&out_index) ||
+            !Consume(Tok::kColon, "\":\" after the output shape index") ||
+            !Consume(Tok::kLparen, "\"(\" before the aliased parameter") ||
+            !ParseInt64(&param, "a parameter number") ||
+            !Consume(Tok::kComma, "\",\" after the parameter number") ||
+            !ParseShapeIndex(&param_index)) {
+          return false;
+        }
+        e->mutable_output_shape_index()->Add(out_index.begin(), out_index.end());
+        e->set_parameter_number(param);
+        e->mutable_parameter_shape_index()->Add(param_index.begin(),
+                                                param_index.end());
+        e->set_kind(xla::MAY_ALIAS);
+        if (EatIf(Tok::kComma)) {
+          if (IsIdent("must-alias")) {
+            e->set_kind(xla::MUST_ALIAS);
+          } else if (!IsIdent("may-alias")) {
+            return Expect("must-alias or may-alias");
+          }
+          lexer_.Advance();
+        }
+        if (!Consume(Tok::kRparen, "\")\" after the aliased parameter")) return false;
+        if (!EatIf(Tok::kComma)) break;
+      }
+      if (!Consume(Tok::kRbrace, "\"}\" to end input_output_alias")) return false;
+    } else if (name == "buffer_donor") {
+      xla::HloBufferDonorProto* donor = module_.mutable_buffer_donor();
+      if (!Consume(Tok::kLbrace, "\"{\" to start buffer_donor")) return false;
+      while (kind() != Tok::kRbrace) {
+        int64_t param = 0;
+        std::vector<int64_t> index;
+        if (!Consume(Tok::kLparen, "\"(\" before a buffer donor") ||
+            !ParseInt64(&param, "a parameter number") ||
+            !Consume(Tok::kComma, "\",\" after the parameter number") ||
+            !ParseShapeIndex(&index) ||
+            !Consume(Tok::kRparen, "\")\" after the buffer donor")) {
+          return false;
+        }
+        auto* e = donor->add_entries();
+        e->set_parameter_number(param);
+        e->mutable_parameter_shape_index()->Add(index.begin(), index.end());
+        if (!EatIf(Tok::kComma)) break;
+      }
+      if (!Consume(Tok::kRbrace, "\"}\" to end buffer_donor")) return false;
+    } else if (name == "frontend_attributes") {
+      if (!ParseFrontendAttributes(module_.mutable_frontend_attributes())) {
+        return false;
+      }
+    } else if (name == "replica_count" || name == "num_partitions") {
+      int64_t v = 0;
+      if (!ParseInt64(&v)) return false;
+    } else if (name == "alias_passthrough_params") {
+      bool b = false;
+      if (!ParseBool(&b)) return false;
+    } else if (name == "allow_spmd_sharding_propagation_to_parameters" ||
+               name == "allow_spmd_sharding_propagation_to_output") {
+      bool b = false;
+      if (kind() == Tok::kLbrace) {
+        lexer_.Advance();
+        if (kind() != Tok::kRbrace) {
+          do {
+            if (!ParseBool(&b)) return false;
+          } while (EatIf(Tok::kComma));
+        }
+        if (!Consume(Tok::kRbrace, "\"}\" to end the list of booleans")) {
+          return false;
+        }
+      } else if (!ParseBool(&b)) {
+        return false;
+      }
+    } else if (name == "origin_recovery_table") {
+      if (kind() != Tok::kLbrace) return Expect("\"{\" to start origin_recovery_table");
+      if (lexer_.ScanBraces().empty()) {
+        return Fail(value_offset, "a \"}\" closing origin_recovery_table",
+                    "end of input");
+      }
+    } else {
+      return Fail(name_offset,
+                  "a module attribute (is_scheduled, entry_computation_layout, "
+                  "input_output_alias, buffer_donor, frontend_attributes, "
+                  "replica_count, num_partitions, alias_passthrough_params, "
+                  "allow_spmd_sharding_propagation_to_parameters, "
+                  "allow_spmd_sharding_propagation_to_output, "
+                  "origin_recovery_table)",
+                  Quote(name));
+    }
+    if (name == "replica_count" || name == "num_partitions" ||
+        name == "alias_passthrough_params" ||
+        name == "allow_spmd_sharding_propagation_to_parameters" ||
+        name == "allow_spmd_sharding_propagation_to_output" ||
+        name == "origin_recovery_table") {
+      extras_.config_attributes.emplace_back(
+          std::string(name),
+          std::string(lexer_.source().substr(value_offset,
+                                             lexer_.prev_end() - value_offset)));
+    }
+  }
+  return true;
+}
+
+// FileNames / FunctionNames / FileLocations / StackFrames, as XLA prints a
+// module's stack frame index before its computations.
+bool Parser::ParseStackFrameIndex() {
+  xla::StackFrameIndexProto* index = module_.mutable_stack_frame_index();
+  lexer_.Advance();  // FileNames
+  while (kind() == Tok::kInt) {
+    lexer_.Advance();
+    if (!ParseString(index->add_file_names())) return false;
+  }
+  if (!IsIdent("FunctionNames")) return Expect("FunctionNames");
+  lexer_.Advance();
+  while (kind() == Tok::kInt) {
+    lexer_.Advance();
+    if (!ParseString(index->add_function_names())) return false;
+  }
+  if (!IsIdent("FileLocations")) return Expect("FileLocations");
+  lexer_.Advance();
+  auto sub_attributes =
+      [&](std::initializer_list<std::pair<absl::string_view, int32_t*>> fields) {
+        if (!Consume(Tok::kLbrace, "\"{\" to start the entry")) return false;
+        while (kind() != Tok::kRbrace) {
+          EatIf(Tok::kComma);
+          if (kind() != Tok::kIdent) return Expect("a field name");
+          const absl::string_view f = text();
+          const size_t f_offset = offset();
+          lexer_.Advance();
+          if (!Consume(Tok::kEqual, "\"=\"")) return false;
+          int32_t* slot = nullptr;
+          int32_t ignored = 0;
+          for (const auto& [n, p] : fields) {
+            if (n == f) slot = p;
+          }
+          // end_line and end_column have no field in this schema.
+          if (slot == nullptr && (f == "end_line" || f == "end_column")) {
+            slot = &ignored;
+          }
+          if (slot == nullptr) return Fail(f_offset, "a field of the entry", Quote(f));
+          if (!ParseInt32(slot)) return false;
+        }
+        lexer_.Advance();
+        return true;
+      };
+  while (kind() == Tok::kInt) {
+    lexer_.Advance();
+    int32_t file = 0, function = 0, line = 0, column = 0;
+    if (!sub_attributes({{"file_name_id", &file},
+                         {"function_name_id", &function},
+                         {"line", &line},
+                         {"column", &column}})) {
+      return false;
+    }
+    auto* l = index->add_file_locations();
+    l->set_file_name_id(file);
+    l->set_function_name_id(function);
+    l->set_line(line);
+    l->set_column(column);
+  }
+  if (!IsIdent("StackFrames")) return Expect("StackFrames");
+  lexer_.Advance();
+  while (kind() == Tok::kInt) {
+    lexer_.Advance();
+    int32_t location = 0, parent = 0;
+    if (!sub_attributes(
+            {{"file_location_id", &location}, {"parent_frame_id", &parent}})) {
+      return false;
+    }
+    auto* f = index->add_stack_frames();
+    f->set_file_location_id(location);
+    // XLA's printer writes the parent's position + 1 and its parser takes
+    // the 1 off again.
+    f->set_parent_frame_id(parent - 1);
+  }
+  return true;
+}
+
+// --- Computations --------------------------------------------------------------------
+
+bool Parser::ParseComputation() {
+  const size_t begin = offset();
+  const bool is_entry = IsIdent("ENTRY");
+  if (is_entry) lexer_.Advance();
+  const size_t name_offset = offset();
+  absl::string_view name;
+  if (!ParseName(&name, is_entry ? "the entry computation's name"
+                                 : "a computation name or ENTRY")) {
+    return false;
+  }
+  xla::ShapeProto declared;
+  size_t declared_offset = 0;
+  bool has_declared = false;
+  if (kind() == Tok::kLparen) {
+    // The program shape: `(p0: f32[2], p1: s32[]) -> f32[2]`, checked
+    // against the root.
+    lexer_.Advance();
+    if (kind() != Tok::kRparen) {
+      do {
+        absl::string_view param;
+        xla::ShapeProto ignored;
+        if (!ParseName(&param, "a parameter name") ||
+            !Consume(Tok::kColon, "\":\" after the parameter name") ||
+            !ParseShape(&ignored)) {
+          return false;
+        }
+      } while (EatIf(Tok::kComma));
+    }
+    if (!Consume(Tok::kRparen, "\")\" after the parameters") ||
+        !Consume(Tok::kArrow, "\"->\" before the result shape")) {
+      return false;
+    }
+    declared_offset = offset();
+    if (!ParseShape(&declared)) return false;
+    has_declared = true;
+  }
+  if (auto it = computation_by_name_.find(name); it != computation_by_name_.end()) {
+    return Fail(name_offset, "a computation name not used before",
+                Quote(name));
+  }
+  int64_t index = -1;
+  if (!ParseInstructionList(name, name_offset, &index)) return false;
+  xla::HloComputationProto& c = *done_[static_cast<size_t>(index)];
+  if (has_declared) {
+    const xla::ShapeProto& root =
+        c.instructions(static_cast<int>(c.root_id())).shape();
+    if (!ShapesCompatible(declared, root)) {
+      return Fail(declared_offset,
+                  absl::StrCat("the result shape of computation ", Quote(name),
+                               " to be its root's, ", DescribeShape(root)),
+                  DescribeShape(declared));
+    }
+  }
+  while (kind() == Tok::kComma) {
+    lexer_.Advance();
+    if (!IsIdent("execution_thread")) {
+      return Expect("execution_thread, the one attribute of a computation");
+    }
+    lexer_.Advance();
+    std::string thread;
+    if (!Consume(Tok::kEqual, "\"=\" after execution_thread") ||
+        !ParseString(&thread)) {
+      return false;
+    }
+    c.set_execution_thread(std::move(thread));
+  }
+  if (is_entry) {
+    if (entry_ >= 0) {
+      return Fail(begin, "one ENTRY computation",
+                  absl::StrCat("a second, ", Quote(name)));
+    }
+    entry_ = index;
+    entry_offset_ = begin;
+  }
+  return true;
+}
+
+bool Parser::ParseInstructionList(absl::string_view name, size_t name_offset,
+                                  int64_t* index) {
+  if (!Enter()) return false;
+  if (!Consume(Tok::kLbrace, "\"{\" to start the computation's instructions")) {
+    return false;
+  }
+  ComputationState comp;
+  comp.proto->set_name(std::string(name));
+  do {
+    if (kind() == Tok::kEof) {
+      return Expect(absl::StrCat("\"}\" to end computation ", Quote(name)));
+    }
+    if (!ParseInstruction(comp)) return false;
+  } while (kind() != Tok::kRbrace);
+  lexer_.Advance();
+  const int64_t n = comp.proto->instructions_size();
+  comp.proto->set_root_id(comp.root >= 0 ? comp.root : n - 1);
+  *index = static_cast<int64_t>(done_.size());
+  computation_by_name_.emplace(name, *index);
+  done_.push_back(std::move(comp.proto));
+  done_name_offsets_.push_back(std::move(comp.name_offsets));
+  (void)name_offset;
+  Leave();
+  return true;
+}
+
+// --- Instructions -------------------------------------------------------------------
+
+bool Parser::ParseInstruction(ComputationState& comp) {
+  const size_t begin = offset();
+  const bool is_root = IsIdent("ROOT");
+  if (is_root) lexer_.Advance();
+  const size_t name_offset = offset();
+  absl::string_view name;
+  if (!ParseName(&name, is_root ? "the root instruction's name"
+                                : "an instruction name, ROOT or \"}\"")) {
+    return false;
+  }
+  if (!Consume(Tok::kEqual, "\"=\" after the instruction name")) return false;
+  if (!CanBeShape()) return Expect("the instruction's shape");
+  const size_t shape_begin = offset();
+  xla::ShapeProto shape;
+  if (!ParseShape(&shape)) return false;
+  const absl::string_view shape_text =
+      lexer_.source().substr(shape_begin, lexer_.prev_end() - shape_begin);
+  int64_t position = -1;
+  if (!ParseInstructionBody(comp, name, name_offset, &shape, shape_text,
+                            /*allow_attributes=*/true, &position)) {
+    return false;
+  }
+  if (is_root) {
+    if (comp.root >= 0) {
+      return Fail(begin,
+                  absl::StrCat("one ROOT in computation ",
+                               Quote(comp.proto->name())),
+                  absl::StrCat("a second, ", Quote(name)));
+    }
+    comp.root = position;
+    comp.root_offset = begin;
+  }
+  return true;
+}
+
+bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name,
+                                  size_t name_offset, xla::ShapeProto* shape,
+                                  absl::string_view shape_text,
+                                  bool allow_attributes, int64_t* position) {
+  if (!Enter()) return false;
+  auto instr = std::make_unique<xla::HloInstructionProto>();
+  instr->mutable_shape()->Swap(shape);
+  const size_t opcode_offset = offset();
+  if (kind() != Tok::kIdent) return Expect("an opcode");
+  std::optional<HloOpcode> op =
+      HloOpcodeFromString(std::string_view(text().data(), text().size()));
+  std::optional<HloOpcode> wrapped;
+  if (!op.has_value()) {
+    // XLA's async syntax sugar: `negate-start(...)` for an async-start of
+    // a computation that is one negate.
+    const absl::string_view t = text();
+    for (const auto& [suffix, async] :
+         {std::pair<absl::string_view, HloOpcode>{"-start", HloOpcode::kAsyncStart},
+          {"-update", HloOpcode::kAsyncUpdate},
+          {"-done", HloOpcode::kAsyncDone}}) {
+      if (t.size() > suffix.size() && absl::EndsWith(t, suffix)) {
+        const absl::string_view w = t.substr(0, t.size() - suffix.size());
+        wrapped = HloOpcodeFromString(std::string_view(w.data(), w.size()));
+        if (wrapped.has_value()) {
+          op = async;
+          break;
+        }
+      }
+    }
+    if (!op.has_value()) return Expect("an opcode");
+  }
+  const std::string_view opcode_name = HloOpcodeString(*op);
+  instr->set_opcode(opcode_name.data(), opcode_name.size());
+  lexer_.Advance();
+  const HloOpcode opcode = *op;
+  const size_t operands_offset = offset();
+  if (wrapped.has_value()) {
+    if (!ParseOperands(comp, instr.get()) ||
+        !ParseSugaredAsync(comp, opcode, *wrapped, instr.get(), opcode_offset,
+                           allow_attributes)) {
+      return false;
+    }
+  } else if (opcode == HloOpcode::kParameter) {
+    int64_t number = 0;
+    const size_t number_offset =
+        kind() == Tok::kLparen ? lexer_.PeekNext().begin : offset();
+    if (!Consume(Tok::kLparen, "\"(\" before the parameter number") ||
+        !ParseInt64(&number, "a parameter number") ||
+        !Consume(Tok::kRparen, "\")\" after the parameter number")) {
+      return false;
+    }
+    if (number < 0) {
+      return Fail(number_offset, "a parameter number >= 0",
+                  absl::StrCat(number));
+    }
+    if (!comp.parameters.emplace(number, number_offset).second) {
+      return Fail(number_offset,
+                  absl::StrCat("each parameter number once in computation ",
+                               Quote(comp.proto->name())),
+                  absl::StrCat(number, " again"));
+    }
+    instr->set_parameter_number(number);
+  } else if (opcode == HloOpcode::kConstant) {
+    if (!Consume(Tok::kLparen, "\"(\" before the constant's value") ||
+        !ParseLiteral(instr->shape(), instr->mutable_literal()) ||
+        !Consume(Tok::kRparen, "\")\" after the constant's value")) {
+      return false;
+    }
+  } else {
+    if (!ParseOperands(comp, instr.get())) return false;
+    // A sparse dot carries its metadata as more operands.
+    const std::optional<int> arity = HloOpcodeArity(opcode);
+    if (arity.has_value() && opcode != HloOpcode::kDot &&
+        *arity != instr->operand_ids_size()) {
+      return Fail(operands_offset,
+                  absl::StrCat(*arity, *arity == 1 ? " operand" : " operands",
+                               " for ", instr->opcode()),
+                  absl::StrCat(instr->operand_ids_size()));
+    }
+  }
+  if (!wrapped.has_value()) {
+    AttrSet seen;
+    CalledComputations called;
+    if (allow_attributes &&
+        !ParseAttributes(comp, opcode, instr.get(), &seen, &called)) {
+      return false;
+    }
+    if (!FinishAttributes(opcode, instr.get(), comp, seen, called,
+                          opcode_offset)) {
+      return false;
+    }
+  }
+  absl::string_view scope_name = name;
+  if (name.empty()) {
+    made_names_.push_back(absl::StrCat(instr->opcode(), ".anon"));
+    scope_name = absl::string_view();
+    name = made_names_.back();
+  } else if (auto it = comp.scope.find(name); it != comp.scope.end()) {
+    size_t line = 0, column = 0;
+    lexer_.LineColumn(comp.name_offsets[static_cast<size_t>(it->second)], &line,
+                      &column);
+    return Fail(name_offset,
+                absl::StrCat("an instruction name not used before in "
+                             "computation ",
+                             Quote(comp.proto->name())),
+                absl::StrCat(Quote(name), ", defined at line ", line,
+                             ", column ", column));
+  }
+  const absl::string_view unique = UniqueInstructionName(name);
+  instr->set_name(unique.data(), unique.size());
+  *position = comp.proto->instructions_size();
+  comp.proto->mutable_instructions()->AddAllocated(instr.release());
+  if (!scope_name.empty()) comp.scope.emplace(scope_name, *position);
+  comp.name_offsets.push_back(name_offset);
+  comp.shape_text.push_back(shape_text);
+  Leave();
+  return true;
+}
+
+bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
+                               HloOpcode wrapped, xla::HloInstructionProto* instr,
+                               size_t opcode_offset, bool allow_attributes) {
+  const std::string wrapped_name(HloOpcodeString(wrapped));
+  if (async_opcode != HloOpcode::kAsyncStart) {
+    // An update or done continues the chain its operand starts; it calls
+    // what the start calls.
+    if (instr->operand_ids_size() != 1) {
+      return Fail(opcode_offset,
+                  absl::StrCat("one async operand for ", wrapped_name, "-",
+                               async_opcode == HloOpcode::kAsyncDone ? "done"
+                                                                     : "update"),
+                  absl::StrCat(instr->operand_ids_size(), " operands"));
+    }
+    const xla::HloInstructionProto& start = At(comp, instr->operand_ids(0));
+    const bool is_async = start.opcode() == "async-start" ||
+                          start.opcode() == "async-update";
+    std::string found = "none";
+    if (is_async && start.called_computation_ids_size() == 1) {
+      const xla::HloComputationProto& w =
+          *done_[static_cast<size_t>(start.called_computation_ids(0))];
+      found = w.instructions(static_cast<int>(w.root_id())).opcode();
+    }
+    if (found != wrapped_name) {
+      return Fail(opcode_offset,
+                  absl::StrCat("an async operand wrapping ", wrapped_name),
+                  is_async ? absl::StrCat("one wrapping ", found)
+                           : absl::StrCat(Quote(start.name()), ", a ",
+                                          start.opcode()));
+    }
+    AttrSet seen;
+    CalledComputations called;
+    if (allow_attributes &&
+        !ParseAttributes(comp, async_opcode, instr, &seen, &called)) {
+      return false;
+    }
+    return FinishAttributes(async_opcode, instr, comp, seen, called,
+                            opcode_offset);
+  }
+  // The start's shape: ((operands), result, state...).
+  const xla::ShapeProto& shape = instr->shape();
+  if (shape.element_type() != xla::TUPLE || shape.tuple_shapes_size() < 2 ||
+      shape.tuple_shapes(0).element_type() != xla::TUPLE) {
+    return Fail(opcode_offset,
+                absl::StrCat("the shape ((operands), result, ...) of ",
+                             wrapped_name, "-start"),
+                DescribeShape(shape));
+  }
+  // The wrapped computation, named as XLA's parser names it: parameters
+  // async_param, the op async_op, the computation async_wrapped (each made
+  // unique).
+  ComputationState w;
+  std::string name = "async_wrapped";
+  for (int64_t k = 1; computation_by_name_.contains(name); ++k) {
+    name = absl::StrCat("async_wrapped.", k);
+  }
+  made_names_.push_back(name);
+  w.proto->set_name(name);
+  for (int i = 0; i < instr->operand_ids_size(); ++i) {
+    auto* p = w.proto->add_instructions();
+    p->set_opcode("parameter");
+    p->set_parameter_number(i);
+    *p->mutable_shape() = At(comp, instr->operand_ids(i)).shape();
+    const absl::string_view param_name = UniqueInstructionName("async_param");
+    p->set_name(param_name.data(), param_name.size());
+    w.name_offsets.push_back(opcode_offset);
+    w.shape_text.emplace_back();
+  }
+  auto op = std::make_unique<xla::HloInstructionProto>();
+  op->set_opcode(wrapped_name);
+  *op->mutable_shape() = shape.tuple_shapes(1);
+  for (int i = 0; i < instr->operand_ids_size(); ++i) op->add_operand_ids(i);
+  AttrSet seen;
+  CalledComputations called;
+  sugared_start_ = true;
+  const bool ok = !allow_attributes ||
+                  ParseAttributes(comp, wrapped, op.get(), &seen, &called);
+  sugared_start_ = false;
+  if (!ok || !FinishAttributes(wrapped, op.get(), w, seen, called, opcode_offset)) {
+    return false;
+  }
+  // The start's own attributes, and those XLA keeps on both.
+  instr->set_async_execution_thread(op->async_execution_thread());
+  op->clear_async_execution_thread();
+  instr->mutable_output_operand_aliasing()->Swap(
+      op->mutable_output_operand_aliasing());
+  if (op->has_sharding()) instr->mutable_sharding()->Swap(op->mutable_sharding());
+  op->clear_sharding();
+  instr->mutable_control_predecessor_ids()->Swap(op->mutable_control_predecessor_ids());
+  if (op->has_parameter_replication()) {
+    instr->mutable_parameter_replication()->Swap(op->mutable_parameter_replication());
+    op->clear_parameter_replication();
+  }
+  // The wrapped op keeps copies of metadata, backend_config and origin,
+  // as XLA's parser gives them. Frontend attributes and statistics stay on
+  // the start alone: the sugared line prints the wrapped op's beside the
+  // start's, so copies would print twice.
+  if (op->has_frontend_attributes()) {
+    instr->mutable_frontend_attributes()->Swap(op->mutable_frontend_attributes());
+    op->clear_frontend_attributes();
+  }
+  if (op->has_statistics_viz()) {
+    instr->mutable_statistics_viz()->Swap(op->mutable_statistics_viz());
+    op->clear_statistics_viz();
+  }
+  if (op->has_metadata()) *instr->mutable_metadata() = op->metadata();
+  if (!op->backend_config().empty()) instr->set_backend_config(op->backend_config());
+  if (op->has_original_value()) *instr->mutable_original_value() = op->original_value();
+  const absl::string_view op_name = UniqueInstructionName("async_op");
+  op->set_name(op_name.data(), op_name.size());
+  const int64_t root = w.proto->instructions_size();
+  w.proto->mutable_instructions()->AddAllocated(op.release());
+  w.proto->set_root_id(root);
+  const int64_t index = static_cast<int64_t>(done_.size());
+  computation_by_name_.emplace(made_names_.back(), index);
+  done_.push_back(std::move(w.proto));
+  done_name_offsets_.push_back(std::move(w.name_offsets));
+  instr->add_called_computation_ids(index);
+  return true;
+}
+
+bool Parser::LookUp(const ComputationState& comp, absl::string_view name,
+                    size_t name_offset, int64_t* position) {
+  auto it = comp.scope.find(name);
+  if (it == comp.scope.end()) {
+    return Fail(name_offset,
+                absl::StrCat("an instruction defined before in computation ",
+                             Quote(comp.proto->name())),
+                Quote(name));
+  }
+  *position = it->second;
+  return true;
+}
+
+bool Parser::ParseOperands(ComputationState& comp,
+                           xla::HloInstructionProto* instr) {
+  if (!Consume(Tok::kLparen, "\"(\" before the operands")) return false;
+  if (EatIf(Tok::kRparen)) return true;
+  do {
+    const size_t operand_offset = offset();
+    int64_t position = -1;
+    xla::ShapeProto* declared = nullptr;
+    size_t declared_offset = 0;
+    absl::string_view declared_text;
+    if (CanBeShape() && SkipKnownOperandShape(comp, &position)) {
+      instr->add_operand_ids(position);
+      continue;
+    }
+    if (CanBeShape()) {
+      declared_offset = offset();
+      declared = &scratch_shape_;
+      declared->Clear();
+      if (!ParseShape(declared)) return false;
+      declared_text = lexer_.source().substr(
+          declared_offset, lexer_.prev_end() - declared_offset);
+    }
+    if (kind() == Tok::kIdent && lexer_.PeekNext().kind == Tok::kLparen) {
+      // A nested anonymous instruction: `add(f32[] sqrt(%x), %y)`.
+      if (declared == nullptr) {
+        return Fail(operand_offset,
+                    "a shape before the nested instruction (its shape is not "
+                    "inferred)",
+                    Found());
+      }
+      xla::ShapeProto shape = *declared;
+      if (!ParseInstructionBody(comp, absl::string_view(), operand_offset,
+                                &shape, declared_text,
+                                /*allow_attributes=*/false, &position)) {
+        return false;
+      }
+    } else {
+      const size_t name_offset = offset();
+      absl::string_view name;
+      if (!ParseName(&name, "an operand") ||
+          !LookUp(comp, name, name_offset, &position)) {
+        return false;
+      }
+      if (declared != nullptr) {
+        const xla::ShapeProto& actual = At(comp, position).shape();
+        if (declared_text != comp.shape_text[static_cast<size_t>(position)] &&
+            !ShapesCompatible(*declared, actual)) {
+          return Fail(declared_offset,
+                      absl::StrCat("the shape of operand ", Quote(name), ", ",
+                                   DescribeShape(actual)),
+                      DescribeShape(*declared));
+        }
+      }
+    }
+    instr->add_operand_ids(position);
+  } while (EatIf(Tok::kComma));
+  return Consume(Tok::kRparen, "\",\" or \")\" after an operand");
+}
+
+// The long style's operand: `f32[2,3]{1,0} %x`. When the shape is written
+// as the operand's own definition wrote it, byte for byte, it is that
+// shape: the operand is taken without parsing it again. Anything else
+// (another spelling, a nested instruction, an unknown name) returns false
+// with the lexer where it was, for the full path.
+bool Parser::SkipKnownOperandShape(const ComputationState& comp,
+                                   int64_t* position) {
+  const absl::string_view src = lexer_.source();
+  const size_t begin = offset();
+  size_t p = begin;
+  int depth = 0;
+  for (; p < src.size(); ++p) {
+    const char c = src[p];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return false;
+    } else if (depth == 0 && (IsSpace(static_cast<unsigned char>(c)) || c == ',')) {
+      break;
+    }
+  }
+  if (p >= src.size() || src[p] == ',') return false;
+  const absl::string_view shape_text = src.substr(begin, p - begin);
+  lexer_.Reset(p);
+  if (kind() == Tok::kName ||
+      (kind() == Tok::kIdent && lexer_.PeekNext().kind != Tok::kLparen)) {
+    auto it = comp.scope.find(text());
+    if (it != comp.scope.end() &&
+        comp.shape_text[static_cast<size_t>(it->second)] == shape_text) {
+      const Tok next = lexer_.PeekNext().kind;
+      if (next == Tok::kComma || next == Tok::kRparen) {
+        *position = it->second;
+        lexer_.Advance();
+        return true;
+      }
+    }
+  }
+  lexer_.Reset(begin);
+  return false;
+}
+
+// XLA's NameUniquer: a name already used in the module gets the first free
+// numeric suffix after its root (`x` -> `x.1`, `add.3` -> `add.4`).
+absl::string_view Parser::UniqueInstructionName(absl::string_view name) {
+  if (instruction_names_.insert(name).second) return name;
+  absl::string_view root = name;
+  if (const size_t dot = name.rfind('.');
+      dot != absl::string_view::npos && dot > 0 && dot + 1 < name.size()) {
+    int64_t suffix = 0;
+    if (absl::SimpleAtoi(name.substr(dot + 1), &suffix)) root = name.substr(0, dot);
+  }
+  int64_t& next = next_suffix_[std::string(root)];
+  if (next == 0) next = 1;
+  while (true) {
+    std::string candidate = absl::StrCat(root, ".", next++);
+    if (!instruction_names_.contains(candidate)) {
+      made_names_.push_back(std::move(candidate));
+      instruction_names_.insert(made_names_.back());
+      return made_names_.back();
+    }
+  }
+}
+
+// --- The finished module ---------------------------------------------------------------
+
+bool Parser::Finish(ParsedHloText* out) {
+  const int64_t count = static_cast<int64_t>(done_.size());
+  const int64_t entry = entry_ >= 0 ? entry_ : count - 1;
+  // Computations a fusion calls.
+  for (const auto& c : done_) {
+    for (const xla::HloInstructionProto& i : c->instructions()) {
+      if (i.opcode() == "fusion") {
+        for (int64_t callee : i.called_computation_ids()) {
+          done_[static_cast<size_t>(callee)]->set_is_fusion_computation(true);
+        }
+      }
+    }
+  }
+  // Ids: one counter over the module, each computation's instructions then
+  // the computation.
+  std::vector<int64_t> first(static_cast<size_t>(count));
+  std::vector<int64_t> comp_id(static_cast<size_t>(count));
+  int64_t next = 1;
+  for (int64_t c = 0; c < count; ++c) {
+    first[static_cast<size_t>(c)] = next;
+    next += done_[static_cast<size_t>(c)]->instructions_size();
+    comp_id[static_cast<size_t>(c)] = next++;
+  }
+  for (int64_t c = 0; c < count; ++c) {
+    xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
+    const int64_t base = first[static_cast<size_t>(c)];
+    std::vector<const xla::HloInstructionProto*> params;
+    bool dense = true;
+    for (int i = 0; i < comp.instructions_size(); ++i) {
+      xla::HloInstructionProto& instr = *comp.mutable_instructions(i);
+      instr.set_id(base + i);
+      for (int64_t& o : *instr.mutable_operand_ids()) o += base;
+      for (int64_t& o : *instr.mutable_control_predecessor_ids()) o += base;
+      for (int64_t& o : *instr.mutable_called_computation_ids()) {
+        o = comp_id[static_cast<size_t>(o)];
+      }
+      if (instr.opcode() == "parameter") {
+        const int64_t number = instr.parameter_number();
+        if (number >= comp.instructions_size()) {
+          dense = false;
+        } else {
+          if (static_cast<int64_t>(params.size()) <= number) {
+            params.resize(static_cast<size_t>(number) + 1, nullptr);
+          }
+          params[static_cast<size_t>(number)] = &instr;
+        }
+      }
+    }
+    for (const auto* p : params) dense = dense && p != nullptr;
+    comp.set_id(comp_id[static_cast<size_t>(c)]);
+    const int64_t root = comp.root_id();
+    xla::ProgramShapeProto* ps = comp.mutable_program_shape();
+    if (dense) {
+      for (const auto* p : params) {
+        *ps->add_parameters() = p->shape();
+        ps->add_parameter_names(p->name());
+      }
+    }
+    *ps->mutable_result() = comp.instructions(static_cast<int>(root)).shape();
+    comp.set_root_id(base + root);
+    if (is_scheduled_ && !comp.is_fusion_computation()) {
+      auto& seq = (*module_.mutable_schedule()->mutable_sequences())[comp.id()];
+      seq.mutable_instruction_ids()->Reserve(comp.instructions_size());
+      for (const xla::HloInstructionProto& i : comp.instructions()) {
+        seq.add_instruction_ids(i.id());
+      }
+    }
+  }
+  const xla::HloComputationProto& e = *done_[static_cast<size_t>(entry)];
+  if (module_.name().empty()) module_.set_name(absl::StrCat("module_", e.name()));
+  module_.set_entry_computation_name(e.name());
+  module_.set_entry_computation_id(e.id());
+  module_.set_id(e.id());
+  if (has_layout_) {
+    *module_.mutable_host_program_shape() = std::move(entry_layout_);
+  } else {
+    xla::ProgramShapeProto host = e.program_shape();
+    host.clear_parameter_names();
+    *module_.mutable_host_program_shape() = std::move(host);
+  }
+  extras_.has_entry_computation_layout = has_layout_;
+  module_.mutable_computations()->Reserve(static_cast<int>(count));
+  for (auto& c : done_) module_.mutable_computations()->AddAllocated(c.release());
+  out->module = std::move(module_);
+  out->extras = std::move(extras_);
+  return true;
+}
+
+}  // namespace internal
+
+absl::StatusOr<ParsedHloText> ParseHloText(std::string_view text,
+                                           const HloParseOptions& options) {
+  if (text.size() > options.max_text_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "HLO text of ", text.size(), " bytes: expected at most ",
+        options.max_text_bytes, " bytes (HloParseOptions::max_text_bytes)"));
+  }
+  internal::Parser parser(Sv(text), options);
+  ParsedHloText out;
+  if (absl::Status s = parser.Run(&out); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace decomposed::hlo

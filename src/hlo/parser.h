@@ -1,0 +1,248 @@
+// The HLO text parser's state, shared by src/hlo/parse.cc (module,
+// computations, instructions, operands), parse_attributes.cc (attribute
+// values) and parse_literal.cc (shapes and literals). Not part of the API:
+// ParseHloText (hlo/parse.h) is.
+//
+// Every Parse* method returns false after recording the first error in
+// status_ (`line L, column C: expected X, found Y`); callers return false
+// at once, so the first error is the one reported.
+#ifndef DECOMPOSED_SRC_HLO_PARSER_H_
+#define DECOMPOSED_SRC_HLO_PARSER_H_
+
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "decomposed/hlo/opcode.h"
+#include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/text.h"
+#include "decomposed/proto/hlo.pb.h"
+#include "lexer.h"
+
+namespace decomposed::hlo::internal {
+
+// Every attribute name an instruction may carry (attribute_table in
+// parse_attributes.cc spells them).
+enum class Attr : uint8_t {
+  // Any opcode.
+  kSharding, kFrontendAttributes, kStatistics, kParameterReplication,
+  kControlPredecessors, kOrigin, kMetadata, kBackendConfig,
+  // Opcode-specific.
+  kResultAccuracy, kIotaDimension, kK, kLargest, kReplicaGroups, kChannelId,
+  kDimensions, kConstrainLayout, kUseGlobalDeviceIds, kToApply, kMode,
+  kSourceTargetPairs, kSliceSizes, kCalls, kAsyncExecutionThread,
+  kOutputToOperandAliasing, kCrossProgramPrefetchIndex, kIsCrossProgramPrefetch,
+  kInferredDimension,
+  kIsStable, kCondition, kBody, kIsHostTransfer, kIndex, kIsComposite,
+  kWindow, kDimLabels, kFeatureGroupCount, kBatchGroupCount, kConvKind,
+  kOperandPrecision, kFftType, kFftLength, kLeftSide, kLower, kUnitDiagonal,
+  kTransposeA, kDirection, kType, kSelect, kScatter, kSlice,
+  kDynamicSliceSizes, kEpsilon, kFeatureIndex, kPadding, kKind,
+  kInfeedConfig, kOutfeedConfig, kOutfeedShape, kDistribution, kDelta,
+  kAlgorithm, kExponentBits, kMantissaBits, kTrueComputation,
+  kFalseComputation, kBranchComputations, kCustomCallTarget,
+  kOperandLayoutConstraints, kCustomCallHasSideEffect, kCalledComputations,
+  kPaddingType, kLiteral, kSchedule, kApiVersion, kLhsContractingDims,
+  kRhsContractingDims, kLhsBatchDims, kRhsBatchDims, kLhsRaggedDims,
+  kRhsGroupDims, kSparsity, kOffsetDims, kCollapsedSliceDims,
+  kStartIndexMap, kIndexVectorDim, kIndicesAreSorted,
+  kOperandBatchingDims, kStartIndicesBatchingDims, kUpdateWindowDims,
+  kInsertedWindowDims, kScatterDimsToOperandDims, kUniqueIndices,
+  kInputBatchingDims, kScatterIndicesBatchingDims, kDomain,
+  kNumAttrs,
+};
+using AttrSet = std::bitset<static_cast<size_t>(Attr::kNumAttrs)>;
+
+// One computation being parsed: its proto (instructions hold, until the
+// end, the positions of their operands in this list and of their called
+// computations in the finished list) and its name scope.
+struct ComputationState {
+  std::unique_ptr<xla::HloComputationProto> proto =
+      std::make_unique<xla::HloComputationProto>();
+  absl::flat_hash_map<absl::string_view, int64_t> scope;  // name -> position
+  std::vector<size_t> name_offsets;       // per instruction, for messages
+  std::vector<absl::string_view> shape_text;  // per instruction, as written
+  absl::flat_hash_map<int64_t, size_t> parameters;  // number -> offset
+  int64_t root = -1;
+  size_t root_offset = 0;
+};
+
+// Called computations by role, put in XLA's order once all attributes are
+// read (a while's body before its condition, whatever the text's order).
+struct CalledComputations {
+  int64_t to_apply = -1, condition = -1, body = -1, select = -1, scatter = -1,
+          true_computation = -1, false_computation = -1, calls = -1;
+  std::vector<int64_t> branches, called;
+};
+
+class Parser {
+ public:
+  Parser(absl::string_view text, const HloParseOptions& options)
+      : lexer_(text), options_(options) {}
+
+  absl::Status Run(ParsedHloText* out);
+
+  // --- Errors ---------------------------------------------------------------
+  // Records `line L, column C: expected <expected>, found <found>` at the
+  // byte offset (the first error wins) and returns false.
+  bool Fail(size_t offset, absl::string_view expected, absl::string_view found);
+  // Expected <expected> at the current token, found that token.
+  bool Expect(absl::string_view expected);
+  std::string Found() const { return DescribeToken(lexer_, lexer_.current()); }
+
+  // --- Tokens ---------------------------------------------------------------
+  Tok kind() const { return lexer_.kind(); }
+  absl::string_view text() const { return lexer_.text(); }
+  size_t offset() const { return lexer_.current().begin; }
+  bool IsIdent(absl::string_view s) const {
+    return kind() == Tok::kIdent && text() == s;
+  }
+  // Consumes a token of `k` or fails with "expected <what>".
+  bool Consume(Tok k, absl::string_view what);
+  bool EatIf(Tok k) {
+    if (kind() != k) return false;
+    lexer_.Advance();
+    return true;
+  }
+  // Depth guard: false (with an error) past options_.max_depth.
+  bool Enter();
+  void Leave() { --depth_; }
+
+  // --- Scalars and lists (parse_attributes.cc) -------------------------------
+  bool ParseInt64(int64_t* out, absl::string_view what = "an integer");
+  bool ParseInt32(int32_t* out, absl::string_view what = "an integer");
+  bool ParseBool(bool* out);
+  bool ParseDouble(double* out, absl::string_view what = "a number");
+  bool ParseString(std::string* out);
+  // `{1,2,3}` (or `[...]` with kLsquare/kRsquare).
+  bool ParseInt64List(std::vector<int64_t>* out, Tok open = Tok::kLbrace,
+                      Tok close = Tok::kRbrace);
+  bool ParseInt64ListList(std::vector<std::vector<int64_t>>* out);
+  bool ParseIotaPerm(size_t rank, std::vector<int64_t>* perm);
+  template <class Field>
+  bool ParseInt64ListInto(Field* field) {
+    std::vector<int64_t> v;
+    if (!ParseInt64List(&v)) return false;
+    field->Reserve(static_cast<int>(v.size()));
+    for (int64_t x : v) field->Add(x);
+    return true;
+  }
+  bool ParseShapeIndex(std::vector<int64_t>* out);
+  bool ParseName(absl::string_view* out, absl::string_view what);
+
+  // --- Shapes and literals (parse_literal.cc) -------------------------------
+  bool CanBeShape() const;
+  bool ParseShape(xla::ShapeProto* out);
+  bool ParseLayout(xla::ShapeProto* shape);
+  bool ParseShapeList(google::protobuf::RepeatedPtrField<xla::ShapeProto>* out);
+  // The literal of a constant of `shape` (a `(` has been consumed).
+  bool ParseLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out);
+  bool ParseArrayLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out);
+
+  // --- Attributes (parse_attributes.cc) -------------------------------------
+  // After the operands: `, name=value` pairs into `instr`.
+  bool ParseAttributes(ComputationState& comp, HloOpcode opcode,
+                       xla::HloInstructionProto* instr, AttrSet* seen,
+                       CalledComputations* called);
+  bool ParseAttributeValue(ComputationState& comp, HloOpcode opcode, Attr attr,
+                           xla::HloInstructionProto* instr,
+                           CalledComputations* called);
+  // Required attributes present, called computations in XLA's order, and
+  // the fields XLA always sets for the opcode.
+  bool FinishAttributes(HloOpcode opcode, xla::HloInstructionProto* instr,
+                        const ComputationState& comp, const AttrSet& seen,
+                        const CalledComputations& called, size_t opcode_offset);
+  bool ParseSharding(xla::OpSharding* out);
+  bool ParseSingleSharding(xla::OpSharding* out);
+  bool ParseMetadata(xla::OpMetadata* out);
+  bool ParseMetadataList(google::protobuf::RepeatedPtrField<xla::OpMetadata>* out);
+  bool ParseFrontendAttributes(xla::FrontendAttributes* out);
+  bool ParseWindow(xla::Window* out);
+  bool ParseDimLabels(xla::ConvolutionDimensionNumbers* out);
+  bool ParsePaddingConfig(xla::PaddingConfig* out);
+  bool ParseReplicaGroups(xla::HloInstructionProto* instr);
+  bool ParseOutputOperandAliasing(
+      google::protobuf::RepeatedPtrField<xla::OutputOperandAliasing>* out);
+  bool ParseStringOrJson(std::string* out);
+  bool ParseOriginalValue(xla::OriginalValueProto* out);
+  // A called computation: a name defined before, or `{...}` written here.
+  bool ParseComputationRef(int64_t* index);
+  bool ParseComputationRefList(std::vector<int64_t>* out);
+  // The raw text of a header attribute value (module config attributes).
+  bool SkipValue();
+
+  // --- Structure (parse.cc) -------------------------------------------------
+  bool ParseModule();
+  bool ParseHeaderAttributes();
+  bool ParseStackFrameIndex();
+  bool ParseComputation();
+  // `{ instructions }` into a new computation named `name`; on success its
+  // position in the finished list.
+  bool ParseInstructionList(absl::string_view name, size_t name_offset,
+                            int64_t* index);
+  bool ParseInstruction(ComputationState& comp);
+  // The rest of an instruction after `name =` (and the shape, when
+  // `shape_parsed`): its position in comp.
+  bool ParseInstructionBody(ComputationState& comp, absl::string_view name,
+                            size_t name_offset, xla::ShapeProto* shape,
+                            absl::string_view shape_text, bool allow_attributes,
+                            int64_t* position);
+  bool ParseOperands(ComputationState& comp, xla::HloInstructionProto* instr);
+  bool SkipKnownOperandShape(const ComputationState& comp, int64_t* position);
+  // `<op>-start(...)`, `<op>-update(...)`, `<op>-done(...)`: XLA's async
+  // syntax sugar. A start gets a computation of one `<op>` made for it.
+  bool ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
+                         HloOpcode wrapped, xla::HloInstructionProto* instr,
+                         size_t opcode_offset, bool allow_attributes);
+  // The position of `name` in comp, or fail.
+  bool LookUp(const ComputationState& comp, absl::string_view name,
+              size_t name_offset, int64_t* position);
+  const xla::HloInstructionProto& At(const ComputationState& comp,
+                                     int64_t position) const {
+    return comp.proto->instructions(static_cast<int>(position));
+  }
+  // The name itself, or a new one made unique; stays valid while the
+  // parser lives.
+  absl::string_view UniqueInstructionName(absl::string_view name);
+  bool Finish(ParsedHloText* out);
+
+  Lexer lexer_;
+  HloParseOptions options_;
+  xla::ShapeProto scratch_shape_;  // operand shapes, reused
+  // Reading the attributes of a sugared async-start (`negate-start(...)`):
+  // the wrapped op's, and the start's own.
+  bool sugared_start_ = false;
+  absl::Status status_;
+  int depth_ = 0;
+
+  xla::HloModuleProto module_;
+  HloModuleTextExtras extras_;
+  bool is_scheduled_ = false;
+  bool has_layout_ = false;
+  xla::ProgramShapeProto entry_layout_;
+  // Computations in the order they end: their protos move into module_
+  // at the end.
+  std::vector<std::unique_ptr<xla::HloComputationProto>> done_;
+  std::vector<std::vector<size_t>> done_name_offsets_;
+  absl::flat_hash_map<absl::string_view, int64_t> computation_by_name_;
+  int64_t entry_ = -1;
+  size_t entry_offset_ = 0;
+  // Names made up by the parser (anonymous operands, computations written
+  // inside attributes, renamed duplicates); stable addresses.
+  std::deque<std::string> made_names_;
+  absl::flat_hash_set<absl::string_view> instruction_names_;
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;
+  int64_t inline_computations_ = 0;
+};
+
+}  // namespace decomposed::hlo::internal
+
+#endif  // DECOMPOSED_SRC_HLO_PARSER_H_

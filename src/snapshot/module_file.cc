@@ -1,0 +1,223 @@
+// ReadModuleFile: a module from a file of any form (module_file.h).
+#include "decomposed/snapshot/module_file.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "decomposed/hlo/parse.h"
+#include "decomposed/io/byte_source.h"
+#include "decomposed/limits.h"
+#include "decomposed/snapshot/reader.h"
+#include "decomposed/snapshot/snapshot_type.h"
+#include "decomposed/status.h"
+#include "google/protobuf/stubs/logging.h"
+
+namespace decomposed {
+namespace {
+
+constexpr size_t kTextProbeBytes = 4096;
+
+// A module worth taking: protobuf parsed it and it has a computation.
+bool HasComputations(const xla::HloModuleProto& m) {
+  return m.computations_size() > 0;
+}
+
+std::string NoComputations(const xla::HloModuleProto& m) {
+  return absl::StrCat("a module without computations (name \"",
+                      m.name().substr(0, 64), "\")");
+}
+
+// The module of a snapshot in `bytes` (either form, as `type` says or as
+// detected), through the one snapshot reader.
+absl::StatusOr<xla::HloModuleProto> SnapshotModule(std::string_view bytes,
+                                                   SnapshotType type,
+                                                   std::string_view name) {
+  MemorySource src(bytes);
+  SnapshotReadOptions o;
+  o.type = type;
+  o.outputs = OutputsPolicy::kSkip;
+  SnapshotReader<MemorySource> reader(src, o);
+  absl::StatusOr<const SnapshotHeader*> h = reader.ReadHeader();
+  if (!h.ok()) return h.status();
+  absl::StatusOr<const xla::HloModuleProto*> m = reader.Module();
+  if (!m.ok()) return m.status();
+  if (*m == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hlo_module: expected a module in the snapshot (HloSnapshot.hlo."
+        "hlo_module), found none (a snapshot of arguments only)"));
+  }
+  (void)name;
+  return **m;
+}
+
+absl::StatusOr<ModuleFile> FromText(std::string_view bytes,
+                                    std::string_view name) {
+  absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(bytes);
+  if (!t.ok()) return WithFile(t.status(), std::string(name));
+  ModuleFile f;
+  f.module = std::move(t->module);
+  f.extras = std::move(t->extras);
+  f.has_extras = true;
+  f.form = ModuleFileForm::kHloText;
+  return f;
+}
+
+std::string Quote(const absl::Status& s) {
+  return std::string(s.message());
+}
+
+}  // namespace
+
+std::string_view ModuleFileFormName(ModuleFileForm form) {
+  switch (form) {
+    case ModuleFileForm::kDecomposedSnapshot: return "decomposed snapshot";
+    case ModuleFileForm::kClassicSnapshot: return "classic snapshot";
+    case ModuleFileForm::kHloModuleProto: return "HloModuleProto";
+    case ModuleFileForm::kHloProto: return "HloProto";
+    case ModuleFileForm::kHloText: return "HLO text";
+  }
+  return "?";
+}
+
+bool LooksLikeHloText(std::string_view head) {
+  head = head.substr(0, kTextProbeBytes);
+  for (unsigned char c : head) {
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') {
+      return false;
+    }
+  }
+  // The first word that is not whitespace or a comment.
+  size_t i = 0;
+  while (i < head.size()) {
+    const char c = head[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      ++i;
+    } else if (head.substr(i, 2) == "//" || c == '#') {
+      const size_t nl = head.find('\n', i);
+      if (nl == std::string_view::npos) return false;
+      i = nl + 1;
+    } else if (head.substr(i, 2) == "/*") {
+      const size_t end = head.find("*/", i + 2);
+      if (end == std::string_view::npos) return false;
+      i = end + 2;
+    } else {
+      break;
+    }
+  }
+  static constexpr std::string_view kWord = "HloModule";
+  if (head.substr(i, kWord.size()) != kWord) return false;
+  const size_t after = i + kWord.size();
+  return after == head.size() || head[after] == ' ' || head[after] == '\t' ||
+         head[after] == '\n' || head[after] == '\r';
+}
+
+absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
+                                            std::string_view name) {
+  const std::string file(name);
+  if (bytes.empty()) {
+    return WithFile(
+        FrameError(absl::StatusCode::kInvalidArgument, Frame{"file"}, 0,
+                   "a module file", "an empty file"),
+        file);
+  }
+  if (LooksLikeHloText(bytes)) return FromText(bytes, name);
+
+  // A decomposed snapshot: by the snapshot detector's rule.
+  {
+    MemorySource src(bytes);
+    absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotSource(src, {});
+    if (e.ok() && e->type == SnapshotType::kDecomposed) {
+      absl::StatusOr<xla::HloModuleProto> m =
+          SnapshotModule(bytes, SnapshotType::kDecomposed, name);
+      if (!m.ok()) return WithFile(m.status(), file);
+      ModuleFile f;
+      f.module = *std::move(m);
+      f.form = ModuleFileForm::kDecomposedSnapshot;
+      return f;
+    }
+  }
+  if (bytes.size() > limits::kMaxMessageBytes) {
+    return WithFile(
+        FrameError(absl::StatusCode::kResourceExhausted, Frame{"file"}, 0,
+                   "a protobuf module file under protobuf's 2 GiB limit, or "
+                   "a decomposed snapshot",
+                   absl::StrCat(bytes.size(), " bytes that are not a "
+                                              "decomposed snapshot")),
+        file);
+  }
+  // The protobuf readings. A wrong one may meet a string field that is not
+  // UTF-8, which protobuf logs: silenced here, the outcome says it all.
+  google::protobuf::LogSilencer quiet;
+  std::string why_module, why_hlo, why_classic;
+  {
+    ModuleFile f;
+    f.form = ModuleFileForm::kHloModuleProto;
+    if (!f.module.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      why_module = "protobuf rejects the bytes";
+    } else if (!HasComputations(f.module)) {
+      why_module = NoComputations(f.module);
+    } else {
+      return f;
+    }
+  }
+  {
+    xla::HloProto p;
+    if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      why_hlo = "protobuf rejects the bytes";
+    } else if (!p.has_hlo_module()) {
+      why_hlo = "no hlo_module (HloProto field 1)";
+    } else if (!HasComputations(p.hlo_module())) {
+      why_hlo = NoComputations(p.hlo_module());
+    } else {
+      ModuleFile f;
+      f.form = ModuleFileForm::kHloProto;
+      f.module = std::move(*p.mutable_hlo_module());
+      return f;
+    }
+  }
+  {
+    absl::StatusOr<xla::HloModuleProto> m =
+        SnapshotModule(bytes, SnapshotType::kClassic, name);
+    if (!m.ok()) {
+      why_classic = Quote(m.status());
+    } else if (!HasComputations(*m)) {
+      why_classic = NoComputations(*m);
+    } else {
+      ModuleFile f;
+      f.form = ModuleFileForm::kClassicSnapshot;
+      f.module = *std::move(m);
+      return f;
+    }
+  }
+  return WithFile(
+      WithLocation(absl::InvalidArgumentError(absl::StrCat(
+          "file: not a module file: expected an HloModuleProto, an "
+                "HloProto, a decomposed or classic snapshot, or HLO text; "
+                "read as HloModuleProto, ",
+          why_module, "; read as HloProto, ", why_hlo,
+          "; read as a classic snapshot, ", why_classic)),
+                   "file", 0),
+      file);
+}
+
+absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path) {
+  SnapshotOpenOptions o;
+  o.access = SnapshotAccess::kMapped;
+  o.spill_streams = true;
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> f = SnapshotFile::Open(path, o);
+  if (!f.ok()) return f.status();
+  MmapSource* src = (*f)->mapped();
+  if (src == nullptr) {
+    return absl::InternalError(absl::StrCat(path, ": not mapped"));
+  }
+  src->Seek(0);
+  const std::string_view bytes(src->cursor(), src->available());
+  return ParseModuleBytes(bytes, path);
+}
+
+}  // namespace decomposed

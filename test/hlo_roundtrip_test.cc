@@ -1,0 +1,376 @@
+// The printer (hlo/print.h) and the parser (hlo/parse.h) against each
+// other: print(parse(t)) == t for texts written by hand as XLA prints them,
+// in each style, header attributes kept; and parse(print(m)) == m field by
+// field (ids renumbered, nothing else changed) for the random modules of
+// hlo/random_module.h in every style.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "decomposed/hlo/builder.h"
+#include "decomposed/hlo/module.h"
+#include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/print.h"
+#include "decomposed/hlo/random_module.h"
+#include "decomposed/hlo/text.h"
+#include "decomposed/hlo/validate.h"
+#include "hlo_compare_util.h"
+
+namespace decomposed::hlo {
+namespace {
+
+std::string Reprint(const std::string& text, HloTextStyle style,
+                    bool large_constants = false) {
+  absl::StatusOr<ParsedHloText> t = ParseHloText(text);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return "";
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "";
+  HloPrintOptions options;
+  options.style = style;
+  options.print_large_constants = large_constants;
+  return PrintHloModuleToString(**m, options, &t->extras);
+}
+
+// The header and the computations of a text, the computations sorted.
+std::vector<std::string> Blocks(const std::string& text) {
+  std::vector<std::string> blocks = absl::StrSplit(text, "\n\n");
+  if (!blocks.empty()) std::sort(blocks.begin() + 1, blocks.end());
+  return blocks;
+}
+
+const char* StyleName(HloTextStyle s) {
+  return s == HloTextStyle::kLong ? "long"
+         : s == HloTextStyle::kModern ? "modern"
+                                      : "short";
+}
+
+// --- print(parse(t)) == t -------------------------------------------------------------
+
+// Written by hand as XLA prints each style (hlo/text.h): header attributes
+// in XLA's order, computations callees first, instructions in XLA's
+// post-order, `/*index=5*/` comments, constants of more than ten elements
+// elided in the long and modern styles.
+constexpr char kLongText[] =
+    R"(HloModule m, input_output_alias={ {0}: (1, {}, must-alias) }, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0}, f32[4]{0})->(f32[2,3]{1,0}, f32[], f32[11]{0}, f32[4]{0})}, replica_count=2, num_partitions=4
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (p0: f32[2,3], p1: f32[2,3], p2: f32[4]) -> (f32[2,3], f32[], f32[11], f32[4]) {
+  %p0 = f32[2,3]{1,0} parameter(0), frontend_attributes={neff_input_names="input0"}
+  %p1 = f32[2,3]{1,0} parameter(1), frontend_attributes={neff_input_names="input1"}
+  %multiply = f32[2,3]{1,0} multiply(f32[2,3]{1,0} %p0, f32[2,3]{1,0} %p1), metadata={op_type="aten__mul" op_name="aten__mul" source_file="/tmp/m.py" source_line=12}
+  %constant = f32[] constant(0)
+  %reduce = f32[] reduce(f32[2,3]{1,0} %multiply, f32[] %constant), dimensions={0,1}, to_apply=%add
+  %big = f32[11]{0} constant({...})
+  %p2 = f32[4]{0} parameter(2)
+  %async-start = ((f32[4]{0}), f32[4]{0}) negate-start(f32[4]{0} %p2)
+  %async-done = f32[4]{0} negate-done(((f32[4]{0}), f32[4]{0}) %async-start)
+  ROOT %tuple = (f32[2,3]{1,0}, f32[], f32[11]{0}, f32[4]{0}) tuple(f32[2,3]{1,0} %multiply, f32[] %reduce, f32[11]{0} %big, f32[4]{0} %async-done), frontend_attributes={neff_output_names="output0,output1,output2"}
+}
+
+)";
+
+constexpr char kModernText[] =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, /*index=5*/f32[8]{0})->f32[8]{0}}
+
+%region_0.1 (Arg_0.2: f32[], Arg_1.3: f32[]) -> f32[] {
+  %Arg_0.2 = f32[] parameter(0)
+  %Arg_1.3 = f32[] parameter(1)
+  ROOT %maximum.4 = f32[] maximum(%Arg_0.2, %Arg_1.3), metadata={op_name="jit(f)/reduce_max" source_file="f.py" source_line=4}
+}
+
+ENTRY %main.12 (Arg_0.5: f32[8], Arg_1.6: f32[8], Arg_2.7: f32[8], Arg_3.8: f32[8], Arg_4.9: f32[8], Arg_5.10: f32[8]) -> f32[8] {
+  %Arg_0.5 = f32[8]{0} parameter(0)
+  %Arg_1.6 = f32[8]{0} parameter(1)
+  %Arg_2.7 = f32[8]{0} parameter(2)
+  %Arg_3.8 = f32[8]{0} parameter(3)
+  %Arg_4.9 = f32[8]{0} parameter(4)
+  %Arg_5.10 = f32[8]{0} parameter(5)
+  %concatenate.11 = f32[48]{0} concatenate(%Arg_0.5, %Arg_1.6, %Arg_2.7, %Arg_3.8, %Arg_4.9, /*index=5*/%Arg_5.10), dimensions={0}
+  %constant.13 = f32[] constant(-inf)
+  %reduce.14 = f32[] reduce(%concatenate.11, %constant.13), dimensions={0}, to_apply=%region_0.1
+  %broadcast.15 = f32[8]{0} broadcast(%reduce.14), dimensions={}
+  ROOT %subtract.16 = f32[8]{0} subtract(%Arg_0.5, %broadcast.15), sharding={devices=[2]<=[2]}
+}
+
+)";
+
+// No entry_computation_layout: the reprint has none either. A while calls
+// its body first, so the body prints first.
+constexpr char kShortText[] = R"(HloModule m, num_partitions=2
+
+body {
+  p = (s32[], f32[3]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  add = s32[] add(i, one)
+  x = f32[3]{0} get-tuple-element(p), index=1
+  c = f32[3]{0} constant({1.5, -2, 0.25})
+  m = f32[3]{0} multiply(x, c)
+  ROOT t = (s32[], f32[3]{0}) tuple(add, m)
+}
+
+cond {
+  p.1 = (s32[], f32[3]{0}) parameter(0)
+  i.1 = s32[] get-tuple-element(p.1), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i.1, n), direction=LT
+}
+
+ENTRY main {
+  z = s32[] constant(0)
+  a = f32[3]{0} parameter(0)
+  t.1 = (s32[], f32[3]{0}) tuple(z, a)
+  w = (s32[], f32[3]{0}) while(t.1), condition=cond, body=body
+  ROOT r = f32[3]{0} get-tuple-element(w), index=1
+}
+
+)";
+
+TEST(HandWrittenRoundTripTest, LongStyle) {
+  EXPECT_EQ(Reprint(kLongText, HloTextStyle::kLong), kLongText);
+}
+
+TEST(HandWrittenRoundTripTest, ModernStyle) {
+  EXPECT_EQ(Reprint(kModernText, HloTextStyle::kModern), kModernText);
+}
+
+TEST(HandWrittenRoundTripTest, ShortStyle) {
+  EXPECT_EQ(Reprint(kShortText, HloTextStyle::kShort), kShortText);
+  absl::StatusOr<ParsedHloText> t = ParseHloText(kShortText);
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->extras.has_entry_computation_layout);
+}
+
+// A text in one style printed in the others: the same module.
+TEST(HandWrittenRoundTripTest, AcrossStyles) {
+  for (const char* text : {kLongText, kModernText, kShortText}) {
+    absl::StatusOr<ParsedHloText> a = ParseHloText(text);
+    ASSERT_TRUE(a.ok()) << a.status();
+    for (HloTextStyle style : {HloTextStyle::kLong, HloTextStyle::kModern,
+                               HloTextStyle::kShort}) {
+      absl::StatusOr<ParsedHloText> b = ParseHloText(Reprint(text, style));
+      ASSERT_TRUE(b.ok()) << b.status();
+      testing::DiffOptions diff;
+      if (style == HloTextStyle::kShort) {
+        diff.ignored_instruction_fields = {"metadata"};
+      }
+      EXPECT_EQ(testing::DiffModules(a->module, b->module, diff), "")
+          << StyleName(style);
+    }
+  }
+}
+
+// --- parse(print(m)) == m ------------------------------------------------------------
+
+// An async-start of a computation of one instruction prints as XLA's
+// syntax sugar (`negate-start(...)`), which drops that computation's and
+// its instructions' names, and the wrapped instruction's own metadata,
+// backend_config and frontend attributes (the parser gives it the
+// start's, as XLA's does). Both sides get the same names here and lose
+// those attributes, so that everything else is compared.
+// A compare's type equal to its operands' default is not printed (as XLA
+// prints it): written or not, it is the same comparison.
+void NormalizeDefaultComparisonTypes(xla::HloModuleProto* m) {
+  for (auto& c : *m->mutable_computations()) {
+    absl::flat_hash_map<int64_t, const xla::HloInstructionProto*> by_id;
+    for (const auto& i : c.instructions()) by_id[i.id()] = &i;
+    for (auto& i : *c.mutable_instructions()) {
+      if (i.opcode() != "compare" || i.operand_ids_size() == 0) continue;
+      const auto* op = by_id[i.operand_ids(0)];
+      if (op != nullptr &&
+          i.comparison_type() ==
+              ComparisonTypeString(DefaultComparisonType(op->shape().element_type()))) {
+        i.clear_comparison_type();
+      }
+    }
+  }
+}
+
+// XLA prints epsilon with 6 significant digits (StrCat of a float).
+void NormalizeEpsilons(xla::HloModuleProto* m) {
+  for (auto& c : *m->mutable_computations()) {
+    for (auto& i : *c.mutable_instructions()) {
+      if (i.epsilon() != 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", static_cast<double>(i.epsilon()));
+        i.set_epsilon(std::strtof(buf, nullptr));
+      }
+    }
+  }
+}
+
+void NormalizeSugaredAsync(xla::HloModuleProto* m) {
+  absl::flat_hash_map<int64_t, xla::HloComputationProto*> by_id;
+  for (auto& c : *m->mutable_computations()) by_id[c.id()] = &c;
+  for (const auto& c : m->computations()) {
+    for (const auto& i : c.instructions()) {
+      if (i.opcode() != "async-start" || i.called_computation_ids_size() != 1) {
+        continue;
+      }
+      xla::HloComputationProto* w = by_id[i.called_computation_ids(0)];
+      bool single = true;
+      for (const auto& x : w->instructions()) {
+        single = single && (x.id() == w->root_id() || x.opcode() == "parameter");
+      }
+      if (!single) continue;
+      w->set_name(absl::StrCat(i.name(), ".wrapped"));
+      w->clear_program_shape();
+      for (auto& x : *w->mutable_instructions()) {
+        if (x.id() == w->root_id()) {
+          x.set_name(absl::StrCat(i.name(), ".op"));
+          x.clear_metadata();
+          x.clear_backend_config();
+          x.clear_frontend_attributes();
+          x.clear_statistics_viz();
+          x.clear_original_value();
+          x.clear_sharding();
+        } else {
+          x.set_name(absl::StrCat(i.name(), ".param", x.parameter_number()));
+        }
+      }
+    }
+  }
+}
+
+class RandomRoundTripTest : public ::testing::TestWithParam<HloTextStyle> {};
+
+TEST_P(RandomRoundTripTest, ParsePrintIsTheModule) {
+  const HloTextStyle style = GetParam();
+  int modules = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    absl::StatusOr<xla::HloModuleProto> proto = RandomModule(seed);
+    ASSERT_TRUE(proto.ok()) << seed << ": " << proto.status();
+    absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(*proto);
+    ASSERT_TRUE(m.ok()) << seed << ": " << m.status();
+    HloPrintOptions options;
+    options.style = style;
+    options.print_large_constants = true;
+    const std::string text = PrintHloModuleToString(**m, options);
+    ASSERT_FALSE(text.empty()) << seed;
+    absl::StatusOr<ParsedHloText> back = ParseHloText(text);
+    ASSERT_TRUE(back.ok()) << "seed " << seed << " (" << StyleName(style)
+                           << "): " << back.status() << "\n"
+                           << text;
+    testing::DiffOptions diff;
+    if (style == HloTextStyle::kShort) {
+      // The short style prints neither metadata nor control predecessors.
+      diff.ignored_instruction_fields = {"metadata"};
+      diff.ignore_control_predecessors = true;
+    }
+    xla::HloModuleProto want = *proto, got = back->module;
+    for (xla::HloModuleProto* x : {&want, &got}) {
+      NormalizeSugaredAsync(x);
+      NormalizeDefaultComparisonTypes(x);
+      NormalizeEpsilons(x);
+    }
+    const std::string d = testing::DiffModules(want, got, diff);
+    EXPECT_EQ(d, "") << "seed " << seed << " (" << StyleName(style) << ")\n"
+                     << text;
+    if (!d.empty()) return;
+    // And the text again: each computation byte for byte. Their order may
+    // differ once: the printer visits callees in the order of the proto's
+    // instruction list, which is the builder's order of creation in `m`
+    // and the text's (XLA's post-order) once parsed. The short style drops
+    // control predecessors, which order the first text's instructions, so
+    // there the order settles a round later. Then the text is a fixed
+    // point.
+    bool control = false;
+    for (const auto& c : proto->computations()) {
+      for (const auto& i : c.instructions()) {
+        control = control || i.control_predecessor_ids_size() > 0;
+      }
+    }
+    const std::string text2 = Reprint(text, style, /*large_constants=*/true);
+    const std::string text3 = Reprint(text2, style, /*large_constants=*/true);
+    if (style != HloTextStyle::kShort || !control) {
+      EXPECT_EQ(Blocks(text2), Blocks(text)) << "seed " << seed;
+      EXPECT_EQ(text3, text2) << "seed " << seed;
+    } else {
+      EXPECT_EQ(Reprint(text3, style, /*large_constants=*/true), text3)
+          << "seed " << seed;
+    }
+    ++modules;
+  }
+  EXPECT_EQ(modules, 300);
+}
+
+// With XLA's defaults the long and modern styles elide constants of more
+// than ten elements: those read back as elided literals (their shape
+// alone), which print as {...} again; printed in full they read back as
+// they were.
+TEST(ElidedRoundTripTest, LargeConstants) {
+  for (int type : {xla::F32, xla::S32, xla::PRED, xla::BF16, xla::C64, xla::U8}) {
+    HloModuleBuilder mb("big");
+    HloComputationBuilder& c = mb.AddEntryComputation("main");
+    std::vector<double> values(24);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 7);
+    HloOp k = c.ConstantArray(type, {4, 6}, values);
+    c.Tuple({k, c.ConstantArray(type, {2}, {1, 0})});
+    absl::StatusOr<xla::HloModuleProto> proto = mb.Build();
+    ASSERT_TRUE(proto.ok()) << proto.status();
+    absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(*proto);
+    ASSERT_TRUE(m.ok());
+    for (HloTextStyle style : {HloTextStyle::kLong, HloTextStyle::kModern}) {
+      HloPrintOptions options;
+      options.style = style;
+      const std::string text = PrintHloModuleToString(**m, options);
+      ASSERT_NE(text.find("constant({...})"), std::string::npos) << text;
+      absl::StatusOr<ParsedHloText> back = ParseHloText(text);
+      ASSERT_TRUE(back.ok()) << back.status();
+      const xla::HloInstructionProto& big =
+          back->module.computations(0).instructions(0);
+      ASSERT_EQ(big.opcode(), "constant");
+      EXPECT_TRUE(IsElidedLiteral(big.literal())) << text;
+      EXPECT_EQ(big.literal().shape().SerializeAsString(),
+                proto->computations(0).instructions(0).literal().shape().SerializeAsString());
+      EXPECT_EQ(Reprint(text, style), text);
+      options.print_large_constants = true;
+      const std::string full = PrintHloModuleToString(**m, options);
+      absl::StatusOr<ParsedHloText> whole = ParseHloText(full);
+      ASSERT_TRUE(whole.ok()) << whole.status();
+      EXPECT_EQ(testing::DiffModules(*proto, whole->module), "") << full;
+    }
+  }
+}
+
+TEST(ElidedRoundTripTest, TupleConstants) {
+  // XLA's long and modern styles print every tuple constant as `{...}`;
+  // read back, each element is elided and prints `{...}` in the short style.
+  const std::string text = R"(HloModule m, entry_computation_layout={()->(f32[], s32[2]{0})}
+
+ENTRY %e () -> (f32[], s32[2]) {
+  ROOT %c = (f32[], s32[2]{0}) constant({...})
+}
+
+)";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kLong), text);
+  const std::string short_text = Reprint(text, HloTextStyle::kShort);
+  EXPECT_NE(short_text.find("ROOT c = (f32[], s32[2]{0}) constant(( {...}, {...} ))"),
+            std::string::npos)
+      << short_text;
+  EXPECT_EQ(Reprint(short_text, HloTextStyle::kShort), short_text);
+  EXPECT_EQ(Reprint(short_text, HloTextStyle::kLong), text);
+}
+
+INSTANTIATE_TEST_SUITE_P(Styles, RandomRoundTripTest,
+                         ::testing::Values(HloTextStyle::kLong,
+                                           HloTextStyle::kModern,
+                                           HloTextStyle::kShort),
+                         [](const auto& info) { return StyleName(info.param); });
+
+}  // namespace
+}  // namespace decomposed::hlo

@@ -1,0 +1,92 @@
+"""decomposed.hlo: the module of a snapshot or module file, printed as XLA's
+text, parsed back and summarized (python/src/hlo.cc over hlo/print.h,
+hlo/parse.h, hlo/summary.h and snapshot/module_file.h). The expected texts
+are worked out by hand from the example's module (examples/make_example.py:
+x times a broadcast 2)."""
+import os
+import pickle
+
+import pytest
+
+import decomposed
+
+SHORT = """HloModule example, entry_computation_layout={(f32[2,3]{1,0}, s32[4]{0})->(f32[2,3]{1,0})}
+
+ENTRY main {
+  y = s32[4]{0} parameter(1)
+  x = f32[2,3]{1,0} parameter(0)
+  two = f32[] constant(2)
+  twos = f32[2,3]{1,0} broadcast(two), dimensions={}
+  product = f32[2,3]{1,0} multiply(x, twos)
+  ROOT result = (f32[2,3]{1,0}) tuple(product)
+}
+
+"""
+
+
+@pytest.fixture(scope="module")
+def example(source_dir):
+    return os.path.join(source_dir, "examples", "example.decomposed_hlo_snapshot")
+
+
+def test_file_module_is_bytes_with_the_module_facts(example):
+    with decomposed.open(example) as f:
+        m = f.module
+    assert isinstance(m, bytes) and isinstance(m, decomposed.hlo.Module)
+    assert m.form == "decomposed snapshot"
+    assert m.name == "example" and m.entry == "main"
+    assert [(p["number"], p["name"], p["shape"]) for p in m.parameters] == \
+        [(0, "x", "f32[2,3]"), (1, "y", "s32[4]")]
+    assert m.result == "(f32[2,3])"
+    s = m.summary()
+    assert s["instructions"] == 6 and s["opcodes"]["multiply"] == 1
+    assert s["constants"] == {"count": 1, "bytes": 4, "elided": 0}
+    root = [i for i in m.instructions if i["root"]]
+    assert [(i["name"], i["opcode"], i["operands"]) for i in root] == \
+        [("result", "tuple", ["product"])]
+
+
+def test_text_in_the_short_style_as_worked_out_by_hand(example):
+    m = decomposed.open(example).module
+    assert m.text(style="short") == SHORT
+    long = m.text()
+    assert "%product = f32[2,3]{1,0} multiply(f32[2,3]{1,0} %x, " \
+           "f32[2,3]{1,0} %twos), metadata={op_type=\"mul\"" in long
+    assert "multiply(%x, %twos)" in m.text(style="modern")
+    with pytest.raises(ValueError):
+        m.text(style="medium")
+
+
+def test_parse_and_load_give_the_module_back(example, tmp_path):
+    m = decomposed.open(example).module
+    p = decomposed.hlo.parse(SHORT)
+    assert p.form == "HLO text"
+    assert p.text(style="short") == SHORT
+    # The short style drops metadata; the long text carries it back.
+    assert decomposed.hlo.parse(m.text()).text() == m.text()
+    path = tmp_path / "m.txt"
+    path.write_text(SHORT)
+    loaded = decomposed.hlo.load(path)
+    assert loaded.form == "HLO text" and loaded.text(style="short") == SHORT
+    assert decomposed.hlo.load(example).form == "decomposed snapshot"
+    # A Module goes where module bytes go, and pickles with its extras.
+    out = tmp_path / "y.dhs"
+    with decomposed.open(example) as f:
+        decomposed.write(out, p, [f.inputs[0].numpy(), f.inputs[1].numpy()])
+    assert decomposed.open(out).module.text(style="short") == SHORT
+    assert pickle.loads(pickle.dumps(p)).text() == p.text()
+
+
+def test_config_attributes_of_text_survive_text_to_text():
+    # XLA prints the module config's attributes after the entry layout.
+    text = SHORT.replace("(f32[2,3]{1,0})}\n", "(f32[2,3]{1,0})}, replica_count=2\n", 1)
+    assert "replica_count=2\n" in text
+    assert decomposed.hlo.parse(text).text(style="short") == text
+
+
+def test_bad_text_names_line_and_column():
+    with pytest.raises(decomposed.FormatError) as e:
+        decomposed.hlo.parse("HloModule m\n\nENTRY e {\n  ROOT a = f32[] add(b, c)\n}\n")
+    assert "line 4, column 22" in str(e.value)
+    with pytest.raises(OSError):
+        decomposed.hlo.load("/nonexistent/module.pb")
