@@ -22,6 +22,7 @@
 #include "decomposed/io/dirs.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/npy/npy_sink.h"
+#include "decomposed/run/run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -63,7 +64,7 @@ Value ValueOf(const hlo::HloModule& m, std::span<const Value> in, const std::str
   return out;
 }
 
-// --- A dump: DIR/<computation>/<instruction>.npy -----------------------------------
+// --- A dump, as `decomposed run --dump` writes it (run::Execute) -------------------
 
 absl::Status WriteNpy(const std::string& path, const Array& in) {
   absl::StatusOr<Array> a = in.Contiguous();
@@ -79,31 +80,19 @@ absl::Status WriteNpy(const std::string& path, const Array& in) {
   return absl::OkStatus();
 }
 
-absl::Status WriteValue(const fs::path& base, const Value& v) {
-  if (v.is_tuple()) {
-    fs::create_directories(base);
-    for (size_t i = 0; i < v.element_count(); ++i) {
-      if (absl::Status s = WriteValue(base / std::to_string(i), v.element(i)); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-  return WriteNpy(base.string() + ".npy", v.array());
-}
-
-// Every entry instruction's value of a run of `m`, as a dump holds it.
+// Every instruction's value of a run of `m`: DIR/<computation>/<name>.npy
+// and DIR/index.json.
 void Dump(const hlo::HloModule& m, std::span<const Value> in, const std::string& dir,
           eval::Numerics numerics = eval::Numerics::kXla) {
-  eval::EvalOptions o;
+  run::RunProgram program;
+  program.module = std::shared_ptr<const hlo::HloModule>(&m, [](const hlo::HloModule*) {});
+  program.inputs.assign(in.begin(), in.end());
+  run::RunOptions o;
   o.numerics = numerics;
-  o.on_instruction = [&](const eval::InstructionEvent& e) {
-    if (e.depth != 0) return absl::OkStatus();
-    const fs::path d = fs::path(dir) / e.instruction.parent()->name();
-    fs::create_directories(d);
-    return WriteValue(d / e.instruction.name(), e.value);
-  };
-  absl::StatusOr<Value> r = eval::Evaluate(m, in, o);
+  o.dump_dir = dir;
+  absl::StatusOr<run::RunResult> r = run::Execute(program, o);
   ASSERT_TRUE(r.ok()) << r.status();
-  std::ofstream(fs::path(dir) / "index.json") << "{}";
+  ASSERT_GT(r->dumped_files, 0);
 }
 
 // --- Planted faults ------------------------------------------------------------------
@@ -208,11 +197,6 @@ TEST(Divergence, AWrongEpsilonInAnRmsNormIsFoundAgainstADump) {
 TEST(Divergence, ValuesMissingFromADumpAreJudgedByTheirOperands) {
   RmsNormModel right{1e-6}, wrong{1e-2};
   auto good = right.Build(), bad = wrong.Build();
-  TempDirectory dir;
-  ASSERT_TRUE(dir.Create(::testing::TempDir() + "/dump").ok());
-  Dump(*good, right.Inputs(), dir.path());
-  // Leave out the constant: the first instruction that uses it becomes the
-  // origin (the add of mean and epsilon), and the constant is not compared.
   const hlo::HloInstruction* eps = nullptr;
   for (const hlo::HloInstruction* i : bad->entry()->instructions()) {
     if (i->opcode() == hlo::HloOpcode::kConstant && i->users().size() == 1 &&
@@ -223,13 +207,123 @@ TEST(Divergence, ValuesMissingFromADumpAreJudgedByTheirOperands) {
   }
   ASSERT_NE(eps, nullptr);
   const hlo::HloInstruction* bcast = eps->users()[0];
-  fs::remove(fs::path(dir.path()) / "main" / (eps->name() + ".npy"));
-  fs::remove(fs::path(dir.path()) / "main" / (bcast->name() + ".npy"));
-  auto values = OpenValueDirectory(dir.path());
-  absl::StatusOr<BisectReport> r = BisectAgainst(*bad, right.Inputs(), **values, {});
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_THAT(OriginNames(*r), ElementsAre(bcast->users()[0]->name()));
-  EXPECT_EQ(r->compared, r->instructions - 2);
+  for (bool with_index : {true, false}) {
+    TempDirectory dir;
+    ASSERT_TRUE(dir.Create(::testing::TempDir() + "/dump").ok());
+    Dump(*good, right.Inputs(), dir.path());
+    const fs::path index = fs::path(dir.path()) / "index.json";
+    if (with_index) {
+      // The constant and its broadcast left out of the index (a dump
+      // filtered with --dump-filter): not compared.
+      nlohmann::json j = nlohmann::json::parse(std::ifstream(index));
+      nlohmann::json kept = nlohmann::json::array();
+      for (const nlohmann::json& e : j["instructions"]) {
+        if (e["name"] != eps->name() && e["name"] != bcast->name()) kept.push_back(e);
+      }
+      j["instructions"] = kept;
+      std::ofstream(index) << j.dump();
+    } else {
+      // Without index.json, values are found by name: remove the files.
+      fs::remove(index);
+      fs::remove(fs::path(dir.path()) / "main" / (eps->name() + ".npy"));
+      fs::remove(fs::path(dir.path()) / "main" / (bcast->name() + ".npy"));
+    }
+    auto values = OpenValueDirectory(dir.path());
+    ASSERT_TRUE(values.ok()) << values.status();
+    absl::StatusOr<BisectReport> r = BisectAgainst(*bad, right.Inputs(), **values, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    // The first instruction that uses them is the origin: the add of the
+    // mean and epsilon.
+    EXPECT_THAT(OriginNames(*r), ElementsAre(bcast->users()[0]->name())) << with_index;
+    EXPECT_EQ(r->compared, r->instructions - 2);
+  }
+}
+
+TEST(Divergence, ADumpsIndexIsCheckedAndFollowed) {
+  RmsNormModel model;
+  auto m = model.Build();
+  TempDirectory dir;
+  ASSERT_TRUE(dir.Create(::testing::TempDir() + "/dump").ok());
+  Dump(*m, model.Inputs(), dir.path());
+  const fs::path index = fs::path(dir.path()) / "index.json";
+  const std::string good = [&] {
+    std::ifstream f(index);
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+  }();
+  auto open_with = [&](const std::string& text) {
+    std::ofstream(index, std::ios::trunc) << text;
+    return OpenValueDirectory(dir.path());
+  };
+  EXPECT_THAT(std::string(open_with("[1]").status().message()), HasSubstr("a JSON object"));
+  EXPECT_THAT(std::string(open_with("{\"instructions\": [{\"name\": \"x\"}]}").status().message()),
+              HasSubstr("instruction 0 to have a computation, a name and files"));
+  EXPECT_THAT(std::string(open_with("{\"instructions\": [{\"computation\": \"main\", \"name\": "
+                                    "\"x\", \"files\": [\"../../etc/passwd\"]}]}")
+                              .status()
+                              .message()),
+              HasSubstr("files inside the directory"));
+  // A file the index names that is not there.
+  nlohmann::json j = nlohmann::json::parse(good);
+  for (nlohmann::json& e : j["instructions"]) {
+    if (e["name"] == "x") e["files"] = {"main/gone.npy"};
+  }
+  absl::StatusOr<std::unique_ptr<InstructionValues>> values = open_with(j.dump());
+  ASSERT_TRUE(values.ok()) << values.status();
+  absl::StatusOr<BisectReport> r = BisectAgainst(*m, model.Inputs(), **values, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("gone.npy: listed in"));
+  // The index followed: x's entry pointing at w's file is read as x's value
+  // (and its dims do not fit).
+  for (nlohmann::json& e : j["instructions"]) {
+    if (e["name"] == "x") e["files"] = {"main/w.npy"};
+  }
+  values = open_with(j.dump());
+  ASSERT_TRUE(values.ok());
+  r = BisectAgainst(*m, model.Inputs(), **values, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("w.npy: expected the dims of"));
+}
+
+TEST(Divergence, TupleValuesOfADump) {
+  // A while loop's tuple is dumped as <name>.0.npy, <name>.1.npy.
+  HloModuleBuilder mb("loop");
+  const xla::ShapeProto state = hlo::MakeTupleShape(
+      std::vector<xla::ShapeProto>{hlo::MakeScalarShape(xla::S32), MakeArrayShape(xla::F32, {3})});
+  HloComputationBuilder& cond = mb.AddComputation("cond");
+  cond.Compare(cond.GetTupleElement(cond.Parameter(0, state, "cs"), 0),
+               cond.ConstantR0Int(xla::S32, 4), hlo::ComparisonDirection::kLt);
+  HloComputationBuilder& body = mb.AddComputation("body");
+  {
+    HloOp st = body.Parameter(0, state, "bs");
+    HloOp v = body.GetTupleElement(st, 1);
+    body.Tuple({body.Add(body.GetTupleElement(st, 0), body.ConstantR0Int(xla::S32, 1)),
+                body.Multiply(v, v)});
+  }
+  HloComputationBuilder& c = mb.AddEntryComputation("main");
+  HloOp x = c.Parameter(0, MakeArrayShape(xla::F32, {3}), "x");
+  HloOp w = c.While(cond, body, c.Tuple({c.ConstantR0Int(xla::S32, 0), x}));
+  c.Tuple({c.GetTupleElement(w, 1)});
+  auto m = BuildModule(mb);
+  ASSERT_NE(m, nullptr);
+  const std::vector<Value> in = {tp_test::F32Array({3}, {1.0f, 1.0001f, 0.9f})};
+  TempDirectory dir;
+  ASSERT_TRUE(dir.Create(::testing::TempDir() + "/dump").ok());
+  Dump(*m, in, dir.path());
+  EXPECT_TRUE(fs::exists(fs::path(dir.path()) / "main" / (w.name() + ".1.npy")));
+  for (bool with_index : {true, false}) {
+    if (!with_index) fs::remove(fs::path(dir.path()) / "index.json");
+    auto values = OpenValueDirectory(dir.path());
+    ASSERT_TRUE(values.ok());
+    absl::StatusOr<BisectReport> r = BisectAgainst(*m, in, **values, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->compared, r->instructions);  // the while's tuple included
+    EXPECT_EQ(r->differ, 0);
+    // Perturbed input: the loop is the origin.
+    std::vector<Value> other = {tp_test::F32Array({3}, {1.0f, 1.1f, 0.9f})};
+    r = BisectAgainst(*m, other, **values, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_THAT(OriginNames(*r), ElementsAre("x")) << with_index;
+  }
 }
 
 TEST(Divergence, ABf16CastInTheWrongPlace) {

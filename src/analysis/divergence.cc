@@ -10,6 +10,8 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -43,6 +45,9 @@ constexpr size_t kGatherElements = size_t{1} << 14;
 // Values of more elements are compared in pieces on the evaluator's
 // threads (a piece is at least this many elements).
 constexpr uint64_t kParallelElements = uint64_t{1} << 18;
+// index.json is read whole: a dump's index of a very large module stays far
+// below this.
+constexpr uintmax_t kMaxIndexBytes = uintmax_t{1} << 30;
 // Origins that get paths to the outputs (the highest ranked): each path
 // search walks the graph once.
 constexpr size_t kMaxPathOrigins = 1000;
@@ -718,49 +723,110 @@ absl::Status SideError(const eval::EvalOptions& o, bool reference, const absl::S
 
 // --- A directory of values -------------------------------------------------
 
-bool PlainFileName(const std::string& n) {
-  return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos &&
-         n.find('\0') == std::string::npos;
+// A name as `decomposed run --dump` writes it into a path (run/execute.cc):
+// characters other than [A-Za-z0-9_.-] become '_'.
+std::string DumpName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    out.push_back(ok ? c : '_');
+  }
+  if (out.empty() || out == "." || out == "..") out.insert(out.begin(), '_');
+  if (out.size() > 200) out.resize(200);
+  return out;
+}
+
+// The leaves of `shape` that hold arrays, depth first (what a dump writes
+// one file each); tokens are none.
+void ArrayLeaves(const xla::ShapeProto& shape, std::vector<const xla::ShapeProto*>* out) {
+  if (IsTuple(shape)) {
+    for (const xla::ShapeProto& e : shape.tuple_shapes()) ArrayLeaves(e, out);
+    return;
+  }
+  const PrimitiveTypeInfo* info = FindPrimitiveType(shape.element_type());
+  if (info && info->type == PrimitiveType::kToken) return;
+  out->push_back(&shape);
+}
+
+// The leaf files of `shape` without an index: <stem>.npy for an array,
+// <stem>.<k>.npy for tuple element k (nested: <stem>.<k>.<j>.npy).
+void LeafStems(const xla::ShapeProto& shape, const std::string& stem,
+               std::vector<std::string>* out) {
+  if (IsTuple(shape)) {
+    for (int k = 0; k < shape.tuple_shapes_size(); ++k) {
+      LeafStems(shape.tuple_shapes(k), absl::StrCat(stem, ".", k), out);
+    }
+    return;
+  }
+  const PrimitiveTypeInfo* info = FindPrimitiveType(shape.element_type());
+  if (info && info->type == PrimitiveType::kToken) return;
+  out->push_back(stem + ".npy");
 }
 
 class DirectoryValues : public InstructionValues {
  public:
-  explicit DirectoryValues(std::string dir) : dir_(std::move(dir)) {}
+  // `index`: (computation, instruction) -> its files relative to `dir`, from
+  // index.json; empty without one.
+  DirectoryValues(std::string dir,
+                  std::map<std::pair<std::string, std::string>, std::vector<std::string>> index,
+                  bool indexed)
+      : dir_(std::move(dir)), index_(std::move(index)), indexed_(indexed) {}
 
   absl::StatusOr<std::optional<Value>> ValueOf(const HloInstruction& instr) override {
     const hlo::HloComputation* comp = instr.parent();
-    if (!comp || !PlainFileName(comp->name()) || !PlainFileName(instr.name())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          hlo::DescribeInstruction(instr),
-          ": expected names usable as file names to find its value in ", dir_));
+    if (!comp) return std::optional<Value>();
+    std::vector<std::string> files;
+    if (indexed_) {
+      auto it = index_.find({comp->name(), instr.name()});
+      if (it == index_.end()) return std::optional<Value>();
+      files = it->second;
+    } else {
+      LeafStems(instr.shape(), absl::StrCat(DumpName(comp->name()), "/", DumpName(instr.name())),
+                &files);
     }
-    const fs::path base = fs::path(dir_) / comp->name() / instr.name();
-    return Read(base, instr.shape(), instr);
+    std::vector<const xla::ShapeProto*> leaves;
+    ArrayLeaves(instr.shape(), &leaves);
+    if (files.size() != leaves.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          dir_, "/index.json: expected ", leaves.size(), " files for ",
+          hlo::DescribeInstruction(instr), " (", ShapeText(instr.shape()), "), found ",
+          files.size()));
+    }
+    std::vector<Array> arrays;
+    for (size_t k = 0; k < files.size(); ++k) {
+      const std::string path = (fs::path(dir_) / files[k]).string();
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec)) {
+        if (indexed_) {
+          return absl::NotFoundError(absl::StrCat(path, ": listed in ", dir_,
+                                                  "/index.json, but not there"));
+        }
+        return std::optional<Value>();
+      }
+      absl::StatusOr<Array> a = ReadArray(path, *leaves[k], instr);
+      if (!a.ok()) return a.status();
+      arrays.push_back(*std::move(a));
+    }
+    size_t next = 0;
+    return std::optional<Value>(Assemble(instr.shape(), arrays, next));
   }
   std::string Describe() const override { return dir_; }
 
  private:
-  absl::StatusOr<std::optional<Value>> Read(const fs::path& base, const xla::ShapeProto& shape,
-                                            const HloInstruction& instr) {
-    std::error_code ec;
+  static Value Assemble(const xla::ShapeProto& shape, std::vector<Array>& arrays, size_t& next) {
     if (IsTuple(shape)) {
-      if (!fs::is_directory(base, ec)) return std::optional<Value>();
-      std::vector<Value> elements;
-      for (int i = 0; i < shape.tuple_shapes_size(); ++i) {
-        absl::StatusOr<std::optional<Value>> e =
-            Read(base / std::to_string(i), shape.tuple_shapes(i), instr);
-        if (!e.ok()) return e.status();
-        if (!e->has_value()) return std::optional<Value>();
-        elements.push_back(**std::move(e));
-      }
-      return std::optional<Value>(Value::Tuple(std::move(elements)));
+      std::vector<Value> e;
+      for (const xla::ShapeProto& s : shape.tuple_shapes()) e.push_back(Assemble(s, arrays, next));
+      return Value::Tuple(std::move(e));
     }
     const PrimitiveTypeInfo* info = FindPrimitiveType(shape.element_type());
-    if (info && info->type == PrimitiveType::kToken) {
-      return std::optional<Value>(Value::Tuple({}));
-    }
-    const std::string path = base.string() + ".npy";
-    if (!fs::is_regular_file(path, ec)) return std::optional<Value>();
+    if (info && info->type == PrimitiveType::kToken) return Value::Tuple({});
+    return Value(std::move(arrays[next++]));
+  }
+
+  absl::StatusOr<Array> ReadArray(const std::string& path, const xla::ShapeProto& shape,
+                                  const HloInstruction& instr) {
     OwnedFd fd;
     if (absl::Status s = OpenForReading(path, &fd); !s.ok()) return s;
     FdSource src(std::move(fd));
@@ -798,10 +864,12 @@ class DirectoryValues : public InstructionValues {
       if (!n.ok()) return WithFile(n.status(), path);
       out = *std::move(n);
     }
-    return std::optional<Value>(Value(std::move(out)));
+    return out;
   }
 
   std::string dir_;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> index_;
+  bool indexed_ = false;
 };
 
 // --- Numbers in reports ------------------------------------------------------
@@ -827,7 +895,54 @@ absl::StatusOr<std::unique_ptr<InstructionValues>> OpenValueDirectory(const std:
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat(dir, ": expected a directory of per-instruction values"));
   }
-  return std::unique_ptr<InstructionValues>(new DirectoryValues(dir));
+  // index.json, as `decomposed run --dump` writes it: {"instructions":
+  // [{"computation", "name", "files": [...]}, ...]}.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> index;
+  const std::string index_path = (fs::path(dir) / "index.json").string();
+  const bool indexed = fs::is_regular_file(index_path, ec);
+  if (indexed) {
+    const uintmax_t size = fs::file_size(index_path, ec);
+    if (ec || size > kMaxIndexBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          index_path, ": expected at most ", kMaxIndexBytes, " bytes (kMaxIndexBytes), found ",
+          ec ? std::string("an unreadable size") : std::to_string(size)));
+    }
+    std::ifstream f(index_path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(f)), {});
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto bad = [&](std::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat(index_path, ": expected ", Sv(what)));
+    };
+    if (j.is_discarded() || !j.is_object()) return bad("a JSON object");
+    if (!j.contains("instructions") || !j["instructions"].is_array()) {
+      return bad("an \"instructions\" array");
+    }
+    size_t k = 0;
+    for (const nlohmann::json& e : j["instructions"]) {
+      if (!e.is_object() || !e.contains("computation") || !e["computation"].is_string() ||
+          !e.contains("name") || !e["name"].is_string() || !e.contains("files") ||
+          !e["files"].is_array()) {
+        return bad(absl::StrCat("instruction ", k, " to have a computation, a name and files"));
+      }
+      std::vector<std::string> files;
+      for (const nlohmann::json& f2 : e["files"]) {
+        if (!f2.is_string()) return bad(absl::StrCat("instruction ", k, "'s files to be strings"));
+        const std::string file = f2.get<std::string>();
+        // Within the directory: no absolute path, no "..".
+        const fs::path rel(file);
+        bool inside = !file.empty() && rel.is_relative();
+        for (const fs::path& part : rel) inside &= part != "..";
+        if (!inside) {
+          return bad(absl::StrCat("instruction ", k, "'s files inside the directory, found \"",
+                                  file, "\""));
+        }
+        files.push_back(file);
+      }
+      index[{e["computation"].get<std::string>(), e["name"].get<std::string>()}] = std::move(files);
+      ++k;
+    }
+  }
+  return std::unique_ptr<InstructionValues>(new DirectoryValues(dir, std::move(index), indexed));
 }
 
 absl::StatusOr<BisectReport> Bisect(const hlo::HloModule& module,

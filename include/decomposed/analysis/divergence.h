@@ -88,15 +88,20 @@ class InstructionValues {
   virtual std::string Describe() const = 0;
 };
 
-// Per-instruction values in a directory, as a `--dump` writes them:
-// DIR/<computation>/<instruction>.npy (a `.npy.meta` sidecar gives a void
-// dtype's true type); a tuple-shaped instruction's elements as
-// DIR/<computation>/<instruction>/<i>.npy (nested tuples nest further).
-// DIR/index.json is not needed: values are found by name. A missing file
-// is "no value". Errors: DIR is not a directory; later, from ValueOf, an
-// unreadable or malformed .npy (its path named), a Fortran-order array
-// (kUnimplemented), dims other than the instruction's, an instruction
-// name that is not a plain file name.
+// Per-instruction values in a directory, as `decomposed run --dump` writes
+// them (run/run.h): DIR/index.json lists each instruction's computation,
+// name and files (relative to DIR; a tuple's leaves one file each, depth
+// first), and the reader follows it: an instruction it does not list has
+// no value. Without index.json values are found by name:
+// DIR/<computation>/<instruction>.npy, a tuple's leaves
+// DIR/<computation>/<instruction>.<k>.npy (nested: .<k>.<j>), names with
+// characters other than [A-Za-z0-9_.-] written with '_' as the dump does.
+// A `.npy.meta` sidecar gives a void dtype's true type. Errors: DIR is not
+// a directory (kNotFound); index.json malformed, larger than 1 GiB, or
+// naming a file outside DIR; later, from ValueOf, a file the index lists
+// that is missing, an unreadable or malformed .npy (its path named), a
+// Fortran-order array (kUnimplemented), dims other than the
+// instruction's, a file count other than its array leaves'.
 absl::StatusOr<std::unique_ptr<InstructionValues>> OpenValueDirectory(
     const std::string& dir);
 
