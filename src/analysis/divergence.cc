@@ -1091,6 +1091,12 @@ std::string BisectReportText(const BisectReport& r, size_t top) {
     if (o.metrics.max_abs_error) {
       out << "; max abs error " << Fmt(*o.metrics.max_abs_error) << " at element "
           << o.metrics.max_abs_error_index;
+      const xla::ShapeProto& shape = o.instruction->shape();
+      if (!IsTuple(shape) && shape.dimensions_size() > 1) {
+        const std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
+        out << " [" << absl::StrJoin(UnravelIndex(o.metrics.max_abs_error_index, dims), ",")
+            << "]";
+      }
     }
     out << ")\n";
     if (!o.op_name.empty()) out << "   op_name: " << o.op_name << "\n";
