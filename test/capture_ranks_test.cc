@@ -73,6 +73,7 @@ TEST(CaptureRanks, FilesOfTwoStepsAreRefused) {
   EXPECT_THAT(err({"root/abc/rank0/call7", "root/def/rank1/call7"}), HasSubstr("only in their rank"));
   EXPECT_THAT(err({Device(0), "root/abc/rank1/call7"}), HasSubstr("named alike"));
   EXPECT_THAT(err({}), HasSubstr("at least one rank"));
+  EXPECT_THAT(err({"a.dhs", "a.dhs"}), HasSubstr("a.dhs twice"));
 }
 
 }  // namespace

@@ -82,7 +82,15 @@ RankName ParseRankName(std::string_view path) {
 absl::StatusOr<std::vector<RankFile>> OrderRankFiles(std::span<const std::string> paths) {
   if (paths.empty()) return absl::InvalidArgumentError("expected the files of at least one rank, found none");
   std::vector<RankName> names;
-  for (const std::string& p : paths) names.push_back(ParseRankName(p));
+  for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      if (paths[k] == paths[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("expected one file per rank; found ", paths[i], " twice"));
+      }
+    }
+    names.push_back(ParseRankName(paths[i]));
+  }
   std::vector<RankFile> out;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (names[i].naming != names[0].naming) {

@@ -13,8 +13,8 @@
 // consecutive: a rank is a position). Paths of neither naming keep the
 // order given. Errors (kInvalidArgument, naming both paths): two files of
 // one naming that differ in more than the rank (two executions, two
-// modules, inputs and outputs, two calls, two hashes), a rank given twice,
-// a mix of namings; no paths at all.
+// modules, inputs and outputs, two calls, two hashes), a rank given twice
+// (or one path twice), a mix of namings; no paths at all.
 //
 // Example:
 //   std::vector<std::string> files = {
