@@ -419,8 +419,13 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         [EXAMPLE, "--substitute", "no_equals_sign"],
         [EXAMPLE, "--threads", "-1"],
         ["--module", module],                        # no inputs
-        [EXAMPLE, EXAMPLE],
+        [EXAMPLE, "--top", "3"],                     # needs --bisect
+        [EXAMPLE, "--bisect", "--compare"],
+        [EXAMPLE, "--replicas", "2", "--partitions", "1"],  # ranks only
+        [EXAMPLE, EXAMPLE, "--three-way"],           # not for ranks
     ])
+    expect(0, ["run", EXAMPLE, "--bisect"])
+    expect(1, ["run", EXAMPLE, EXAMPLE], "run")      # one file for two ranks
     expect(1, ["run", garbage], "run")
     expect(1, ["run", missing], "run")
     expect(1, ["run", "--module", garbage, "--inputs", u], "run")
@@ -438,7 +443,10 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     for args, rc in ((["run", EXAMPLE, "--compare", wrong], 1),
                      (["run", EXAMPLE, "--compare", missing], 2),
                      (["run", garbage, "--compare"], 2),
-                     (["run", EXAMPLE, "--three-way", "--compare", missing], 2)):
+                     (["run", EXAMPLE, "--three-way", "--compare", missing], 2),
+                     # --bisect answers a question: an unreadable reference is 2
+                     (["run", EXAMPLE, "--bisect", "--against", missing], 2),
+                     (["run", EXAMPLE, "--bisect", "--against", wrong], 2)):  # no dump
         r = run(args)
         counts[rc] += 1
         if r.returncode != rc or (rc == 2 and (not r.stderr.startswith("decomposed run: ")

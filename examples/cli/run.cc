@@ -4,6 +4,17 @@
 //     [--substitute NAME=FILE.npy]... [--threads N] [--json]
 //     [--progress|--quiet]
 // decomposed run --module MODULE --inputs SIDE [--inputs SIDE ...] [...]
+// decomposed run SNAPSHOT --bisect [--against xla|f32|neuron|DIR] [--top N]
+//     [--numerics ...] [compare's --mode, --rtol, --atol] [--json]
+// decomposed run RANK0 RANK1 ... | --module MODULE --ranks SIDE...
+//     [--replicas R --partitions P] [--output-prefix P] [--compare]
+//     [compare's options] [--numerics ...] [--json]
+//
+// --bisect: divergence origins (run/replay.h, BisectSnapshot; docs/eval.md
+// §9): exit 0 when no output differs and no origin is found, 1 otherwise,
+// 2 usage or any error. Several snapshots (or --ranks): the ranks of one
+// tensor-parallel step replayed together (RunRanks; docs/eval.md §10),
+// each rank's outputs under P/rank<i>/, --compare per rank.
 //
 // Replays a snapshot on the CPU (run/run.h; docs/eval.md, "decomposed
 // run"): the module evaluated on the inputs, the outputs written as unpack
@@ -26,6 +37,7 @@
 #include "command.h"
 #include "decomposed/analysis/plots.h"
 #include "decomposed/analysis/scatter.h"
+#include "decomposed/run/replay.h"
 #include "decomposed/run/run.h"
 #include "progress.h"
 
@@ -33,6 +45,7 @@ namespace decomposed::cli {
 namespace {
 
 struct State {
+  std::vector<std::string> snapshots;  // one, or the ranks of one step
   std::string snapshot;
   std::string module;
   std::vector<std::string> inputs;
@@ -56,6 +69,13 @@ struct State {
   int threads = 0;
   bool json = false;
   bool progress = false, quiet = false;
+  // --bisect
+  bool bisect = false;
+  std::string against = "f32";
+  int64_t top = 0;
+  // the ranks of one step
+  std::vector<std::string> ranks;
+  int64_t replicas = 0, partitions = 0;
 };
 
 bool Given(const CLI::App& app, const char* name) {
@@ -63,10 +83,111 @@ bool Given(const CLI::App& app, const char* name) {
   return o != nullptr && o->count() > 0;
 }
 
+// --bisect: the divergence origins of the snapshot's module.
+int RunBisectCommand(CLI::App& app, State& st) {
+  for (const char* n : {"--compare", "--three-way", "--output-prefix", "--to", "--dump",
+                        "--plot", "--show", "--allow-dtype-mismatch", "--inputs"}) {
+    if (Given(app, n)) throw CLI::ValidationError(n, "does not apply with --bisect");
+  }
+  if (st.snapshot.empty() && st.module.empty()) {
+    throw CLI::ValidationError("SNAPSHOT", "a snapshot to bisect");
+  }
+  run::BisectRequest req;
+  req.source.snapshot = st.snapshot;
+  req.source.module = st.module;
+  req.load.snapshot_type = *SnapshotTypeFromName(st.snapshot_type);
+  for (const std::string& spec : st.substitutes) {
+    absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
+    if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
+    req.substitute_files.push_back(*p);
+  }
+  req.run.numerics = *eval::NumericsFromName(st.numerics);
+  req.run.threads = st.threads;
+  req.against = st.against;
+  req.compare.mode = *CompareModeFromName(st.mode);
+  req.compare.rtol = st.rtol;
+  req.compare.atol = st.atol;
+  absl::StatusOr<BisectReport> r = run::BisectSnapshot(req);
+  if (!r.ok()) {
+    std::cerr << CommandName(app) << ": " << r.status().message() << "\n";
+    return ExitCode(ExitStyle::kQuestion, Outcome::kUnreadable);
+  }
+  const size_t top = static_cast<size_t>(st.top);
+  std::cout << (st.json ? BisectReportJson(*r, top) : BisectReportText(*r, top));
+  bool differs = !r->origins.empty();
+  for (const OutputVerdict& o : r->outputs) differs |= o.differs;
+  return ExitCode(ExitStyle::kQuestion, differs ? Outcome::kNo : Outcome::kSuccess);
+}
+
+// Several snapshots, or --ranks: the ranks of one step, replayed together.
+int RunRanksCommand(CLI::App& app, State& st) {
+  for (const char* n : {"--three-way", "--to", "--dump", "--plot", "--bisect", "--inputs"}) {
+    if (Given(app, n)) throw CLI::ValidationError(n, "does not apply to the ranks of one step");
+  }
+  if (!st.compare.empty() && !st.compare[0].empty()) {
+    throw CLI::ValidationError("--compare", "with ranks, each is compared with its own "
+                                            "recorded outputs (no SIDE)");
+  }
+  if (!st.ranks.empty() && !st.snapshots.empty()) {
+    throw CLI::ValidationError("--ranks", "either snapshots or --ranks, not both");
+  }
+  if (Given(app, "--replicas") != Given(app, "--partitions")) {
+    throw CLI::ValidationError("--replicas", "--replicas and --partitions go together");
+  }
+  const bool compare_given = Given(app, "--compare");
+  if (!compare_given) {
+    for (const char* n : {"--mode", "--rtol", "--atol", "--equal-nan", "--show",
+                          "--allow-dtype-mismatch"}) {
+      if (Given(app, n)) throw CLI::ValidationError(n, "applies with --compare");
+    }
+  }
+  run::RanksRequest req;
+  req.ranks = st.ranks.empty() ? st.snapshots : st.ranks;
+  req.module = st.module;  // empty: each rank is a snapshot
+  req.load.snapshot_type = *SnapshotTypeFromName(st.snapshot_type);
+  TensorSetOptions so;
+  if (absl::Status s = ParseDtypeOptions(st.dtypes, &so); !s.ok()) {
+    throw CLI::ValidationError("--dtype", std::string(s.message()));
+  }
+  req.load.dtypes = so.dtypes;
+  req.load.dtype = so.dtype;
+  for (const std::string& spec : st.substitutes) {
+    absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
+    if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
+    req.substitute_files.push_back(*p);
+  }
+  req.run.numerics = *eval::NumericsFromName(st.numerics);
+  req.run.threads = st.threads;
+  req.replica_count = st.replicas;
+  req.partition_count = st.partitions;
+  if (Given(app, "--output-prefix")) {
+    req.output.format = run::OutputFormat::kNpyFiles;
+    req.output.prefix = st.output_prefix;
+  }
+  if (compare_given) {
+    req.check = run::RunCheck::kCompare;
+    req.compare.mode = *CompareModeFromName(st.mode);
+    req.compare.rtol = st.rtol;
+    req.compare.atol = st.atol;
+    req.compare.equal_nan = st.equal_nan;
+    req.compare.show = static_cast<size_t>(st.show);
+    req.compare.allow_dtype_mismatch = st.allow_dtype_mismatch;
+  }
+  const ExitStyle style = compare_given ? ExitStyle::kQuestion : ExitStyle::kTool;
+  absl::StatusOr<run::RanksReport> r = run::RunRanks(req);
+  if (!r.ok()) {
+    std::cerr << CommandName(app) << ": " << r.status().message() << "\n";
+    return ExitCode(style, Outcome::kUnreadable);
+  }
+  std::cout << (st.json ? run::RanksReportJson(*r) : run::RanksReportText(*r));
+  return ExitCode(style, r->pass() ? Outcome::kSuccess : Outcome::kNo);
+}
+
 Action Setup(CLI::App& app) {
   auto st = std::make_shared<State>();
-  app.add_option("SNAPSHOT", st->snapshot,
-                 "a decomposed or classic snapshot: its module, inputs and recorded outputs");
+  app.add_option("SNAPSHOT", st->snapshots,
+                 "a decomposed or classic snapshot: its module, inputs and recorded outputs "
+                 "(several: the ranks of one tensor-parallel step, replayed together)");
   app.add_option("--module", st->module,
                  "the module to run instead of the snapshot's: an HloModuleProto, an "
                  "HloProto, a snapshot or HLO text (detected by content)");
@@ -153,9 +274,37 @@ Action Setup(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--json", st->json, "print the report as JSON");
   AddProgressOptions(app, &st->progress, &st->quiet);
+  CLI::Option* bisect = app.add_flag(
+      "--bisect", st->bisect,
+      "find the divergence origins: evaluate in lockstep with --against and report the "
+      "instructions where the runs part (docs/eval.md §9)");
+  app.add_option("--against", st->against,
+                 "with --bisect: the reference, a numerics mode (xla, f32, neuron) or a "
+                 "directory of per-instruction values (a --dump)")
+      ->needs(bisect)
+      ->capture_default_str();
+  app.add_option("--top", st->top, "with --bisect: the N origins that add the most (0: all)")
+      ->check(kNonNegative)
+      ->needs(bisect);
+  app.add_option("--ranks", st->ranks,
+                 "the ranks of one tensor-parallel step, each rank's inputs (with --module: "
+                 "bundle call directories, ...) or snapshot, replayed together")
+      ->allow_extra_args(false);
+  app.add_option("--replicas", st->replicas,
+                 "with ranks: the replica count (with --partitions; default: replica-id and "
+                 "partition-id are both the rank)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--partitions", st->partitions, "with ranks: the partition count")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 
   return [st, &app]() -> int {
     // --- usage --------------------------------------------------------------
+    if (st->snapshots.size() == 1) st->snapshot = st->snapshots[0];
+    if (st->snapshots.size() > 1 || !st->ranks.empty()) return RunRanksCommand(app, *st);
+    if (st->bisect) return RunBisectCommand(app, *st);
+    for (const char* n : {"--replicas", "--partitions"}) {
+      if (Given(app, n)) throw CLI::ValidationError(n, "applies to the ranks of one step");
+    }
     const bool compare_given = Given(app, "--compare");
     // `run --compare X.dhs`: the one path is the snapshot (a side needs a
     // snapshot or --module to run).
@@ -289,7 +438,9 @@ Action Setup(CLI::App& app) {
 
 const Registrar kRegistrar({"run",
                             "replay a snapshot on the CPU: evaluate its module on its inputs, "
-                            "write the outputs, compare them with the recorded ones",
+                            "write the outputs, compare them with the recorded ones; "
+                            "--bisect finds where two runs part; several snapshots are the "
+                            "ranks of one step, replayed together",
                             &Setup});
 
 }  // namespace
