@@ -407,11 +407,44 @@ def _source_path(x):
     return _os.fspath(x)
 
 
+def _substitutes(substitute):
+    """{name: array or .npy path} as run's C++ side takes it, and the
+    objects that must stay alive while it runs."""
+    subs, keep = {}, []
+    for name, v in (substitute or {}).items():
+        if isinstance(v, (str, _os.PathLike)):
+            subs[str(name)] = _os.fspath(v)
+        else:
+            owner, a, xla = _as_array(v, f"substitute {name}")
+            keep.append(owner)
+            subs[str(name)] = (_np.ascontiguousarray(a), xla)
+    return subs, keep
+
+
 def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
         custom_calls=None, dump=None, dump_filter=None, substitute=None,
-        threads=0, dtypes=None):
+        threads=0, dtypes=None, bisect=False, against="f32", top=0,
+        mode="torch", rtol=None, atol=None, replicas=0, partitions=0):
     """Runs a snapshot's module on the CPU evaluator (`decomposed run`) and
     returns its outputs, one NumPy array per element of a tuple root.
+
+    bisect=True: instead, the divergence origins (`run --bisect`,
+    docs/eval.md §9): the module evaluated in lockstep in `numerics` against
+    `against` ("xla", "f32", "neuron", or a directory of per-instruction
+    values such as a dump=), every instruction's values compared by
+    compare's `mode` (rtol, atol override its tolerances); returns the
+    report as a dict (BisectReportJson's fields: "origins", each with
+    "name", "opcode", "shape", "error", "added_error", "op_name", "source",
+    "paths", ...; "outputs"; the counts), `top` > 0 keeping the origins
+    that add the most.
+
+    path_or_file a list of paths: the ranks of one tensor-parallel step
+    (snapshots, one execution's device<D> files, or with module= each
+    rank's inputs such as rank<G>/call<N> bundles), put in rank order by
+    name and replayed together, their collectives exchanging values
+    (docs/eval.md §10); returns one list of outputs per rank, in rank
+    order. replicas and partitions: the layout (0, 0: replica-id and
+    partition-id are both the rank).
 
     path_or_file: a decomposed or classic snapshot (a path, a File from
     open(), or an open file object); its module and inputs are used unless
@@ -435,6 +468,19 @@ def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
     released while the module runs. Raises FormatError for bad input and
     unrunnable ops (the message names the instruction), OSError for I/O
     errors."""
+    if isinstance(path_or_file, (list, tuple)):
+        if bisect or inputs is not None or dump is not None:
+            raise ValueError("the ranks of a step take no bisect=, inputs= or dump=")
+        if numerics not in ("xla", "f32", "neuron"):
+            raise ValueError("numerics must be 'xla', 'f32' or 'neuron'")
+        ranks = [_os.fspath(p) for p in path_or_file]
+        subs, keep = _substitutes(substitute)
+        out = _decomposed._run_ranks(
+            ranks, None if module is None else _os.fspath(module), numerics,
+            int(threads), int(replicas), int(partitions), subs,
+            dict(custom_calls or {}), _STORAGE)
+        del keep
+        return out
     snapshot = None if path_or_file is None else _source_path(path_or_file)
     mod = module
     if mod is not None and hasattr(mod, "SerializeToString"):
@@ -459,16 +505,18 @@ def run(path_or_file=None, *, numerics="xla", inputs=None, module=None,
                     xla = _xla_name(named[i])
                 keep.append(owner)
                 ins.append((a, xla))
-    subs = {}
-    for name, v in (substitute or {}).items():
-        if isinstance(v, (str, _os.PathLike)):
-            subs[str(name)] = _os.fspath(v)
-        else:
-            owner, a, xla = _as_array(v, f"substitute {name}")
-            keep.append(owner)
-            subs[str(name)] = (_np.ascontiguousarray(a), xla)
+    subs, held = _substitutes(substitute)
+    keep.extend(held)
     if numerics not in ("xla", "f32", "neuron"):
         raise ValueError("numerics must be 'xla', 'f32' or 'neuron'")
+    if bisect:
+        if dump is not None:
+            raise ValueError("bisect=True takes no dump= (give the dump as against=)")
+        report = _decomposed._bisect(
+            snapshot, mod, ins, numerics, int(threads), _os.fspath(against), mode,
+            rtol, atol, int(top), subs, dict(custom_calls or {}), _STORAGE)
+        del keep
+        return _json.loads(report)
     out = _decomposed._run(snapshot, mod, ins, numerics, int(threads),
                            None if dump is None else _os.fspath(dump),
                            dump_filter or "", subs, dict(custom_calls or {}),

@@ -16,6 +16,8 @@
 #include "decomposed/eval/custom_call.h"
 #include "decomposed/eval/numerics.h"
 #include "decomposed/hlo/module.h"
+#include "decomposed/analysis/divergence.h"
+#include "decomposed/run/replay.h"
 #include "decomposed/run/run.h"
 #include "decomposed/snapshot/module_file.h"
 #include "decomposed/status.h"
@@ -151,11 +153,22 @@ struct Pending {
   std::optional<py::error_already_set> error;
 };
 
-py::list Run(py::object snapshot, py::object module, py::object inputs,
-             const std::string& numerics, int threads, py::object dump,
-             const std::string& dump_filter, py::dict substitutes, py::dict custom_calls,
-             py::dict storage) {
+// What run(), bisect and the ranks share: the source (module and inputs)
+// and the options (numerics, threads, substitutes, Python custom calls),
+// from the arguments __init__.py prepared.
+struct Prepared {
   run::RunSource src;
+  run::RunOptions options;
+  std::unique_ptr<eval::CustomCallRegistry> registry;
+  std::shared_ptr<Pending> pending = std::make_shared<Pending>();
+};
+
+std::unique_ptr<Prepared> Prepare(py::object snapshot, py::object module, py::object inputs,
+                                  const std::string& numerics, int threads, py::object dump,
+                                  const std::string& dump_filter, py::dict substitutes,
+                                  py::dict custom_calls, py::dict storage) {
+  auto prepared = std::make_unique<Prepared>();
+  run::RunSource& src = prepared->src;
   if (!snapshot.is_none()) src.snapshot = snapshot.cast<std::string>();
   std::optional<std::string> module_path;
   if (!module.is_none()) {
@@ -226,7 +239,7 @@ py::list Run(py::object snapshot, py::object module, py::object inputs,
   }
   if (module_path) src.module = *module_path;
 
-  run::RunOptions options;
+  run::RunOptions& options = prepared->options;
   options.numerics = *mode;
   options.threads = threads;
   if (!dump.is_none()) options.dump_dir = dump.cast<std::string>();
@@ -250,8 +263,9 @@ py::list Run(py::object snapshot, py::object module, py::object inputs,
   }
   // Python targets: called with the GIL taken, on NumPy views of the
   // operands (read-only where the evaluator shares the memory).
-  auto pending = std::make_shared<Pending>();
-  eval::CustomCallRegistry registry = eval::BuiltinCustomCalls();
+  std::shared_ptr<Pending> pending = prepared->pending;
+  prepared->registry = std::make_unique<eval::CustomCallRegistry>(eval::BuiltinCustomCalls());
+  eval::CustomCallRegistry& registry = *prepared->registry;
   for (auto [k, v] : custom_calls) {
     const std::string target = k.cast<std::string>();
     auto held = std::shared_ptr<py::object>(
@@ -288,21 +302,11 @@ py::list Run(py::object snapshot, py::object module, py::object inputs,
     });
   }
   options.custom_calls = &registry;
+  return prepared;
+}
 
-  absl::StatusOr<run::RunResult> result;
-  {
-    py::gil_scoped_release nogil;
-    absl::StatusOr<run::RunProgram> program = run::LoadProgram(src);
-    if (!program.ok()) {
-      result = program.status();
-    } else {
-      result = run::Execute(*program, options);
-    }
-  }
-  if (pending->error) throw std::move(*pending->error);
-  if (!result.ok()) Raise(result.status());
-  std::vector<eval::Value> outputs = std::move(result->outputs);
-  result = absl::StatusOr<run::RunResult>();  // nothing else holds the outputs
+// Outputs (arrays) as NumPy arrays, each let go as it is handed over.
+py::list OutputsToNumpy(std::vector<eval::Value> outputs, const py::dict& storage) {
   py::list out;
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (!outputs[j].is_array()) {
@@ -316,6 +320,82 @@ py::list Run(py::object snapshot, py::object module, py::object inputs,
   return out;
 }
 
+py::list Run(py::object snapshot, py::object module, py::object inputs,
+             const std::string& numerics, int threads, py::object dump,
+             const std::string& dump_filter, py::dict substitutes, py::dict custom_calls,
+             py::dict storage) {
+  std::unique_ptr<Prepared> p = Prepare(snapshot, module, inputs, numerics, threads, dump,
+                                        dump_filter, substitutes, custom_calls, storage);
+  absl::StatusOr<run::RunResult> result;
+  {
+    py::gil_scoped_release nogil;
+    absl::StatusOr<run::RunProgram> program = run::LoadProgram(p->src);
+    if (!program.ok()) {
+      result = program.status();
+    } else {
+      result = run::Execute(*program, p->options);
+    }
+  }
+  if (p->pending->error) throw std::move(*p->pending->error);
+  if (!result.ok()) Raise(result.status());
+  std::vector<eval::Value> outputs = std::move(result->outputs);
+  result = absl::StatusOr<run::RunResult>();  // nothing else holds the outputs
+  return OutputsToNumpy(std::move(outputs), storage);
+}
+
+// run(..., bisect=True): the divergence origins, as BisectReportJson's text.
+std::string Bisect(py::object snapshot, py::object module, py::object inputs,
+                   const std::string& numerics, int threads, const std::string& against,
+                   const std::string& mode, std::optional<double> rtol, std::optional<double> atol,
+                   int64_t top, py::dict substitutes, py::dict custom_calls, py::dict storage) {
+  std::unique_ptr<Prepared> p = Prepare(snapshot, module, inputs, numerics, threads, py::none(),
+                                        "", substitutes, custom_calls, storage);
+  std::optional<CompareMode> m = CompareModeFromName(mode);
+  if (!m) throw py::value_error("mode must be 'torch', 'numpy' or 'xla'");
+  if (top < 0) throw py::value_error("top must be 0 (all) or more");
+  run::BisectRequest req;
+  req.source = p->src;
+  req.run = p->options;
+  req.against = against;
+  req.compare.mode = *m;
+  req.compare.rtol = rtol;
+  req.compare.atol = atol;
+  absl::StatusOr<BisectReport> r;
+  {
+    py::gil_scoped_release nogil;
+    r = run::BisectSnapshot(req);
+  }
+  if (p->pending->error) throw std::move(*p->pending->error);
+  if (!r.ok()) Raise(r.status());
+  return BisectReportJson(*r, static_cast<size_t>(top));
+}
+
+// run([rank0, rank1, ...]): each rank's outputs, in rank order.
+py::list RunRanks(std::vector<std::string> ranks, py::object module, const std::string& numerics,
+                  int threads, int64_t replicas, int64_t partitions, py::dict substitutes,
+                  py::dict custom_calls, py::dict storage) {
+  std::unique_ptr<Prepared> p = Prepare(py::none(), py::none(), py::none(), numerics, threads,
+                                        py::none(), "", substitutes, custom_calls, storage);
+  run::RanksRequest req;
+  req.ranks = std::move(ranks);
+  if (!module.is_none()) req.module = module.cast<std::string>();
+  req.run = p->options;
+  req.replica_count = replicas;
+  req.partition_count = partitions;
+  absl::StatusOr<run::RanksReport> r;
+  {
+    py::gil_scoped_release nogil;
+    r = run::RunRanks(req);
+  }
+  if (p->pending->error) throw std::move(*p->pending->error);
+  if (!r.ok()) Raise(r.status());
+  py::list out;
+  for (run::RunReport& rank : r->ranks) {
+    out.append(OutputsToNumpy(std::move(rank.result.outputs), storage));
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterRun(py::module_& m, ThrowStatusFn throw_status) {
@@ -323,6 +403,13 @@ void RegisterRun(py::module_& m, ThrowStatusFn throw_status) {
   m.def("_run", &Run, py::arg("snapshot"), py::arg("module"), py::arg("inputs"),
         py::arg("numerics"), py::arg("threads"), py::arg("dump"), py::arg("dump_filter"),
         py::arg("substitutes"), py::arg("custom_calls"), py::arg("storage"));
+  m.def("_bisect", &Bisect, py::arg("snapshot"), py::arg("module"), py::arg("inputs"),
+        py::arg("numerics"), py::arg("threads"), py::arg("against"), py::arg("mode"),
+        py::arg("rtol"), py::arg("atol"), py::arg("top"), py::arg("substitutes"),
+        py::arg("custom_calls"), py::arg("storage"));
+  m.def("_run_ranks", &RunRanks, py::arg("ranks"), py::arg("module"), py::arg("numerics"),
+        py::arg("threads"), py::arg("replicas"), py::arg("partitions"), py::arg("substitutes"),
+        py::arg("custom_calls"), py::arg("storage"));
 }
 
 }  // namespace decomposed::python
