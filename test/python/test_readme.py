@@ -56,17 +56,17 @@ def test_readme_python_section_runs_as_pasted(tmp_path):
     assert "f32 (2, 3) (1, 0) 24\n" in out
     assert "\n10.5\n" in out
     # The copy without its last 3 bytes: output 0's body is the example's
-    # last 44 bytes, from byte 191 of its 235 (the 3-byte box before it, at
-    # 187, ends in its length, 0x2c).
+    # last 44 bytes, from byte 511 of its 555 (the 3-byte box before it, at
+    # 507, ends in its length, 0x2c).
     with open(EXAMPLE, "rb") as f:
         data = f.read()
-    assert len(data) == 235 and data[187] == 3 and data[190] == 44
-    assert "OUT_OF_RANGE output 0 body 191\n" in out
-    assert ("output 0 body: declared 44 bytes but 41 remain (at byte 191 of "
+    assert len(data) == 555 and data[507] == 3 and data[510] == 44
+    assert "OUT_OF_RANGE output 0 body 511\n" in out
+    assert ("output 0 body: declared 44 bytes but 41 remain (at byte 511 of "
             "out/py/broken.dhs)") in out
     assert "2 out/py/missing.dhs\n" in out
     assert "True out/py/snapshots/neff_a1b2/rank0/call0\n" in out
-    assert "['req-1'] torch.float32 [[0.5 1.  1.5]" in out
+    assert "['req-1'] f32 [[0.5 1.  1.5]" in out
     for name in ("y.decomposed_hlo_snapshot", "y.pb", "x.pb", "x.npz",
                  "scatter.svg", "errors.svg", "model.hlo",
                  "snapshot_output0.npy"):
