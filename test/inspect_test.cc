@@ -107,6 +107,15 @@ TEST(InspectTest, ExampleLayout) {
   EXPECT_THAT(r->module->parameter_names, ElementsAre("x", "y"));
   EXPECT_THAT(r->module->parameters,
               ElementsAre("F32[2,3]{1,0}", "S32[4]{0}"));
+  // The module's one-line summary, from the instructions listed above: one
+  // computation of six instructions (x, y, two, twos, product, result), no
+  // dot or convolution, so no notable opcodes and no FLOPs.
+  EXPECT_EQ(r->module->summary,
+            "module example: 1 computation, 6 instructions, entry main "
+            "(2 parameters) -> (f32[2,3])");
+  EXPECT_TRUE(r->module->summary_error.empty());
+  EXPECT_THAT(InspectReportText(*r), HasSubstr("\n" + r->module->summary + "\n"));
+  EXPECT_EQ(InspectReportJson(*r)["module"]["summary"], r->module->summary);
 }
 
 TEST(InspectTest, JsonHasTheKeysOfIssue2) {
@@ -229,7 +238,14 @@ TEST(InspectTest, ClassicFileThroughTheClassicMapping) {
   EXPECT_EQ(r->outputs[0].shape.ToString(), "S32[1]{0}");
   ASSERT_TRUE(r->module.has_value());
   EXPECT_EQ(r->module->name, "m");
+  // A module of no computations does not validate: no summary, the
+  // validator's reason instead.
+  EXPECT_TRUE(r->module->summary.empty());
+  EXPECT_THAT(r->module->summary_error, HasSubstr("no computations"));
   nlohmann::ordered_json j = InspectReportJson(*r);
+  EXPECT_TRUE(j["module"]["summary"].is_null());
+  EXPECT_THAT(InspectReportText(*r),
+              HasSubstr("module: m (entry ), invalid: "));
   EXPECT_EQ(j["type"], "snapshot");
   EXPECT_TRUE(j["snapshot"]["box"].is_null());
   EXPECT_TRUE(j["inputs"][0]["box"].is_null());

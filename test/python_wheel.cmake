@@ -19,8 +19,11 @@ if(DECOMPOSED_BUILD_PYTHON AND NOT DECOMPOSED_SANITIZE)
   set_tests_properties(python_wheel PROPERTIES
                        TIMEOUT 900 LABELS "python;wheel" SKIP_RETURN_CODE 77
                        # It may bring decomposed_python up to date in this
-                       # tree: not while python_package imports it.
-                       RESOURCE_LOCK decomposed_python_extension)
+                       # tree: not while python_package imports it. Its
+                       # backend reconfigures this tree (cmake -S -B), which
+                       # rewrites the cmake_install.cmake files: not while
+                       # install_downstream installs from them.
+                       RESOURCE_LOCK "decomposed_python_extension;build_tree_configure")
   if(TEST python_package)
     set_tests_properties(python_package PROPERTIES
                          RESOURCE_LOCK decomposed_python_extension)

@@ -1,5 +1,6 @@
 #include "decomposed/snapshot/inspect.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,8 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/limited_source.h"
 #include "decomposed/io/spool_source.h"
+#include "decomposed/hlo/module.h"
+#include "decomposed/hlo/summary.h"
 #include "decomposed/snapshot/classic.h"
 #include "decomposed/snapshot/reader.h"
 #include "decomposed/xla/literal_plan.h"
@@ -88,6 +91,17 @@ absl::Status InspectFrom(SnapshotReader<S>& reader,
       report->module_error = std::string(facts.status().message());
     } else if (*facts) {
       report->module = ModuleInfo(**facts);
+      // The one-line summary needs the indexed view, which validates.
+      absl::StatusOr<const xla::HloModuleProto*> proto = reader.Module();
+      if (proto.ok() && *proto != nullptr) {
+        absl::StatusOr<std::unique_ptr<hlo::HloModule>> view =
+            hlo::HloModule::Create(**proto);
+        if (view.ok()) {
+          report->module->summary = hlo::SummarizeModule(**view).OneLine();
+        } else {
+          report->module->summary_error = std::string(view.status().message());
+        }
+      }
     }
   }
   SnapshotLiteral lit;
@@ -194,7 +208,14 @@ nlohmann::ordered_json InspectReportJson(const InspectReport& r) {
                    {"parameter_names", r.module->parameter_names},
                    {"result", r.module->has_program_shape
                                   ? nlohmann::ordered_json(r.module->result)
-                                  : nlohmann::ordered_json(nullptr)}};
+                                  : nlohmann::ordered_json(nullptr)},
+                   {"summary", r.module->summary.empty()
+                                   ? nlohmann::ordered_json(nullptr)
+                                   : nlohmann::ordered_json(r.module->summary)},
+                   {"invalid", r.module->summary_error.empty()
+                                   ? nlohmann::ordered_json(nullptr)
+                                   : nlohmann::ordered_json(
+                                         r.module->summary_error)}};
   } else {
     j["module"] = nullptr;
   }
@@ -237,8 +258,16 @@ std::string InspectReportText(const InspectReport& r) {
                     r.file_size, r.snapshot.box_offset, r.snapshot.box_length,
                     r.snapshot.offset, r.snapshot.length);
   if (r.module) {
-    absl::StrAppend(&out, "module: ", r.module->name, " (entry ",
-                    r.module->entry_computation_name, ")\n");
+    if (!r.module->summary.empty()) {
+      absl::StrAppend(&out, r.module->summary, "\n");
+    } else {
+      absl::StrAppend(&out, "module: ", r.module->name, " (entry ",
+                      r.module->entry_computation_name, ")");
+      if (!r.module->summary_error.empty()) {
+        absl::StrAppend(&out, ", invalid: ", r.module->summary_error);
+      }
+      out += "\n";
+    }
     if (r.module->has_program_shape) {
       absl::StrAppend(&out, "program shape: (",
                       absl::StrJoin(r.module->parameters, ", "), ") -> ",

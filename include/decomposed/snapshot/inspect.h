@@ -49,6 +49,12 @@ struct InspectedModule {
   // The program's only parameter is a TUPLE: inputs are its elements
   // (InputParameterOf, classic.h).
   bool single_tuple_parameter = false;
+  // hlo::ModuleSummary::OneLine() of the module ("module m: 3 computations,
+  // 41 instructions, entry main (2 parameters) -> f32[2,3]; 2 dot; 1.2
+  // GFLOP"), empty when the module does not validate; then summary_error
+  // says why (the validator's message, naming computation and instruction).
+  std::string summary;
+  std::string summary_error;
 };
 
 struct InspectReport {
