@@ -25,7 +25,8 @@ seeds = {t: {} for t in ("box", "composite", "decomposed", "snapshot",
                          "npy_header", "shape", "roundtrip",
                          "literal_decoder", "unpack_cmdline", "npy_reader",
                          "bundle_meta", "pt_reader", "wire_reader",
-                         "compare", "stats", "three_way", "bisect", "hlo_text")}
+                         "compare", "stats", "three_way", "bisect", "hlo_text",
+                         "eval")}
 
 # --- box ----------------------------------------------------------------------
 seeds["box"]["zero"] = b"\x00" + mc.box(0)
@@ -97,9 +98,15 @@ for name in sorted(os.listdir(files)):
 # --- classic snapshot ------------------------------------------------------------
 # The example's region [0] is an HloSnapshot {hlo {hlo_module {...}}}; add
 # arguments (field 2) and a result (field 3) by hand.
-snap_len = example[3]
-assert example[:3] == b"\x03\x3a\x01"
-SNAP = example[4:4 + snap_len]
+# Its header box: length byte n, then u64s (field 7, packed: 3a L <varint>)
+# holding the snapshot's length.
+n = example[0]
+assert example[1] == 0x3a and example[2] == n - 2
+snap_len = 0
+for k, b in enumerate(example[3:1 + n]):
+    snap_len |= (b & 0x7f) << (7 * k)
+SNAP = example[1 + n:1 + n + snap_len]
+assert len(SNAP) == snap_len
 seeds["snapshot"]["module_only"] = SNAP
 seeds["snapshot"]["with_literals"] = (SNAP + mc.ld(2, LIT) + mc.ld(2, LIT_S32) +
                                       mc.ld(3, LIT_TUPLE) + mc.ld(4, b"neuron"))
@@ -450,6 +457,26 @@ seeds["bisect"]["found_update_in_place_a"] = bytes.fromhex(
 seeds["bisect"]["found_update_in_place_b"] = bytes.fromhex(
     "ae37b8daf00ad507806f24aafc89acafef925d7ddbf9c944b7bffae673a01f08da9b9237ed92d4a458223f43194b1faf"
     "23f927d373")
+
+
+# --- eval: the generator of eval_fuzz.cc reads, in order: the reducer's
+# opcode (even: add), each parameter's type (0: F32), rank (0: a scalar)
+# and its 4 data bytes, then per instruction: opcode index, operand count,
+# one byte per operand (which earlier instruction), the declared shape's
+# choice (1: the first operand's), attribute counts and values (all 0
+# here). One seed per opcode of its list, on two F32 scalars 1.5 and -2.0.
+EVAL_OPS = ["add", "multiply", "divide", "maximum", "compare", "select",
+            "exponential", "negate", "convert", "broadcast", "reshape",
+            "transpose", "slice", "reverse", "concatenate", "pad", "iota",
+            "reduce", "dot", "dynamic-slice", "dynamic-update-slice",
+            "gather", "sort", "tuple", "get-tuple-element", "shift-left",
+            "remainder", "clamp", "reduce-window", "bitcast", "constant",
+            "while"]
+for k, op in enumerate(EVAL_OPS):
+    params = (b"\x00\x00" + struct.pack("<f", 1.5) +
+              b"\x00\x00" + struct.pack("<f", -2.0))
+    instruction = bytes([k, 2, 0, 1, 1]) + bytes(9)
+    seeds["eval"][op] = b"\x00" + params + instruction
 
 
 def main():
