@@ -688,6 +688,7 @@ BisectReport Tracker::Finish(std::string actual, std::string reference) const {
     o.name = i->name();
     o.opcode = i->opcode_string();
     o.shape = ShapeText(i->shape());
+    if (!IsTuple(i->shape())) o.dims.assign(i->shape().dimensions().begin(), i->shape().dimensions().end());
     o.op_name = i->proto().metadata().op_name();
     o.source = MetadataSource(i->proto().metadata());
     o.tolerance = v.judged;
@@ -1091,10 +1092,10 @@ std::string BisectReportText(const BisectReport& r, size_t top) {
     if (o.metrics.max_abs_error) {
       out << "; max abs error " << Fmt(*o.metrics.max_abs_error) << " at element "
           << o.metrics.max_abs_error_index;
-      const xla::ShapeProto& shape = o.instruction->shape();
-      if (!IsTuple(shape) && shape.dimensions_size() > 1) {
-        const std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end());
-        out << " [" << absl::StrJoin(UnravelIndex(o.metrics.max_abs_error_index, dims), ",")
+      // From the report alone: its module may be gone (BisectSnapshot
+      // returns after freeing the program it loaded).
+      if (o.dims.size() > 1) {
+        out << " [" << absl::StrJoin(UnravelIndex(o.metrics.max_abs_error_index, o.dims), ",")
             << "]";
       }
     }

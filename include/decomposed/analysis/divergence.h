@@ -129,10 +129,14 @@ struct DivergencePath {
 };
 
 struct DivergenceOrigin {
+  // Valid while the bisected module lives (null in run::BisectSnapshot's
+  // report, whose module is freed on return); the fields below are the
+  // report's own.
   const hlo::HloInstruction* instruction = nullptr;
   std::string name;
   std::string opcode;
-  std::string shape;    // "f32[2,3]"
+  std::string shape;            // "f32[2,3]"
+  std::vector<int64_t> dims;    // the array's dimensions (empty: a tuple)
   std::string op_name;  // metadata op_name, or ""
   std::string source;   // "file.py:12" from the metadata, or ""
   Tolerance tolerance;
