@@ -10,6 +10,7 @@ if(DECOMPOSED_WITH_MPI)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   add_test(NAME replicas_mpi
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/replicas_mpi.py
-            $<TARGET_FILE:replicas_mpi_tool> ${DECOMPOSED_MPIEXEC})
+            $<TARGET_FILE:replicas_mpi_tool> ${DECOMPOSED_MPIEXEC}
+            $<TARGET_FILE:decomposed_cli>)
   set_tests_properties(replicas_mpi PROPERTIES TIMEOUT 600)
 endif()

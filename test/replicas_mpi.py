@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The MPI replay against the in-process one (docs/eval.md §10.5).
 
-    replicas_mpi.py TOOL MPIRUN
+    replicas_mpi.py TOOL MPIRUN CLI
 
 For the tensor-parallel MLP and attention block at 2 and 4 ranks: the
 in-process replay (EvaluateReplicas) writes each rank's output; an MPI job
@@ -9,7 +9,12 @@ of as many processes on loopback only (TCP over `lo`, no other interface)
 writes its own; every rank's bytes must be identical. Then the faults: a
 rank whose groups disagree and a rank that reaches no collective end the
 job on every process with the error named, and no process hangs (a
-timeout fails the test).
+timeout fails the test). Then the command: `mpirun -np 2 decomposed run
+--mpi` over two rank snapshots of an all-reduce (packed by `decomposed
+pack` from HLO text) writes the bytes the in-process `decomposed run` of
+the same files writes, each rank passing its comparison; a job of another
+size is refused on every process, and a rank whose file is missing stops
+both processes.
 """
 import os
 import subprocess
@@ -30,8 +35,95 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
 
 
+TP_MODULE = """HloModule tp, entry_computation_layout={(f32[2,3]{1,0})->(f32[2,3]{1,0})}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  r = f32[2,3]{1,0} all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ROOT t = (f32[2,3]{1,0}) tuple(r)
+}
+"""
+
+
+def write_npy_f32(path, values, dims):
+    """A little-endian f32 .npy, version 1.0, C order (NumPy's format)."""
+    import struct
+    shape = "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape
+    header += " " * (-(10 + len(header) + 1) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack(f"<{len(values)}f", *values))
+
+
+def cli_checks(cli, mpirun_path, tmp, failures):
+    def dec(*args, mpi=0):
+        cmd = (mpirun(mpirun_path, mpi) if mpi else []) + [cli, *args]
+        return run(cmd)
+
+    hlo = os.path.join(tmp, "tp.hlo")
+    with open(hlo, "w") as f:
+        f.write(TP_MODULE)
+    x = {0: [0.0, 0.25, 0.5, 0.75, 1.0, 1.25], 1: [10.0, -1.0, 0.5, 3.0, 2.0, -7.0]}
+    total = [a + b for a, b in zip(x[0], x[1])]
+    write_npy_f32(os.path.join(tmp, "sum.npy"), total, [2, 3])
+    steps = os.path.join(tmp, "steps")
+    os.makedirs(steps)
+    files = []
+    for rank in (0, 1):
+        write_npy_f32(os.path.join(tmp, f"x{rank}.npy"), x[rank], [2, 3])
+        files.append(os.path.join(
+            steps, f"tp-process000000-executable000001-device{rank:06d}-"
+                   "execution000005.inputs.decomposed_hlo_snapshot"))
+        r = dec("pack", "--module", hlo, "--input", os.path.join(tmp, f"x{rank}.npy"),
+                "--output", os.path.join(tmp, "sum.npy"), "-o", files[rank])
+        if r.returncode != 0:
+            failures.append(f"pack rank {rank}: {r.stderr}")
+            return
+    here = os.path.join(tmp, "cli-in-process") + "/"
+    there = os.path.join(tmp, "cli-mpi") + "/"
+    r = dec("run", files[1], files[0], "--compare", "--output-prefix", here)
+    if r.returncode != 0:
+        failures.append(f"run in process: exit {r.returncode}: {r.stderr} {r.stdout}")
+        return
+    r = dec("run", "--mpi", files[1], files[0], "--compare", "--output-prefix", there, mpi=2)
+    if r.returncode != 0:
+        failures.append(f"run --mpi: exit {r.returncode}: {r.stderr} {r.stdout}")
+        return
+    for rank in (0, 1):
+        if f"rank {rank} (" not in r.stdout:
+            failures.append(f"run --mpi: no report of rank {rank}: {r.stdout!r}")
+        p = os.path.join(f"rank{rank}", "snapshot_output0.npy")
+        a = open(os.path.join(here, p), "rb").read()
+        b = open(os.path.join(there, p), "rb").read()
+        if not a or a != b:
+            failures.append(f"run --mpi rank {rank}: {len(b)} bytes, the in-process "
+                            f"run's {len(a)}, {'equal' if a == b else 'different'}")
+    print("run --mpi at 2 ranks: the in-process run's bytes, both ranks compared")
+    r = dec("run", "--mpi", files[0], files[1], mpi=1)
+    if r.returncode == 0 or "one MPI process per rank" not in r.stderr:
+        failures.append(f"run --mpi, 1 process for 2 ranks: exit {r.returncode}: {r.stderr}")
+    missing = os.path.join(tmp, "steps2")
+    os.makedirs(missing)
+    gone = [os.path.join(missing, os.path.basename(f)) for f in files]
+    with open(files[0], "rb") as f, open(gone[0], "wb") as g:
+        g.write(f.read())
+    r = dec("run", "--mpi", gone[0], gone[1], mpi=2)
+    if r.returncode == 0 or "another process could not start its rank" not in r.stderr:
+        failures.append(f"run --mpi, rank 1's file missing: exit {r.returncode}: {r.stderr}")
+    else:
+        print("run --mpi: a missing rank file stops both processes")
+
+
 def main():
     tool, mpirun_path = sys.argv[1], sys.argv[2]
+    cli = sys.argv[3] if len(sys.argv) > 3 else None
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in ("mlp", "attention"):
@@ -67,6 +159,8 @@ def main():
                 failures.append(f"{fault}: expected both ranks to report, found: {r.stderr}")
             else:
                 print(f"{fault}: every rank stopped with: {want}")
+        if cli:
+            cli_checks(cli, mpirun_path, tmp, failures)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

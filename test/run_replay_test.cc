@@ -9,6 +9,7 @@
 
 #include "decomposed/eval/evaluate.h"
 #include "decomposed/eval/literal.h"
+#include "decomposed/eval/replicas.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "decomposed/snapshot/producer.h"
@@ -160,6 +161,19 @@ TEST(RunReplay, ARanksInputsWithAModuleAndItsErrors) {
   EXPECT_THAT(std::string(RunRanks(req).status().message()), HasSubstr("only in their rank"));
 }
 
+TEST(RunReplay, RanksOverMpiNeedMpiInTheBuild) {
+  if (eval::ReplicasOverMpiAvailable()) {
+    GTEST_SKIP() << "an MPI build: test/replicas_mpi.py runs run --mpi under mpirun";
+  }
+  RanksRequest req;
+  req.ranks = {"a.dhs", "b.dhs"};
+  absl::StatusOr<RanksReport> r = RunRankOverMpi(req);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("DECOMPOSED_WITH_MPI"));
+  EXPECT_EQ(eval::StartMpi().status().code(), absl::StatusCode::kUnimplemented);
+  eval::FinishMpi();  // nothing to finish: no effect
+}
+
 TEST(RunReplay, BisectASnapshotAgainstAModeAndADump) {
   // x -> h = dot(x, w) -> convert to bf16 (the planted cast) -> back -> y.
   hlo::HloModuleBuilder mb("cast");
@@ -181,6 +195,12 @@ TEST(RunReplay, BisectASnapshotAgainstAModeAndADump) {
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_FALSE(r->origins.empty());
   EXPECT_EQ(r->origins[0].name, cast.name());
+  // The report outlives the module BisectSnapshot loaded: no pointer into
+  // it, and the text (which names the largest error's multi-index in the
+  // bf16[4,8] cast) reads the report alone (a use after free, once).
+  EXPECT_EQ(r->origins[0].instruction, nullptr);
+  EXPECT_THAT(r->origins[0].dims, ::testing::ElementsAre(4, 8));
+  EXPECT_THAT(BisectReportText(*r, 0), ::testing::ContainsRegex("at element [0-9]+ \\[[0-3],[0-7]\\]"));
   req.against = "xla";
   r = BisectSnapshot(req);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -9,12 +9,15 @@
 // decomposed run RANK0 RANK1 ... | --module MODULE --ranks SIDE...
 //     [--replicas R --partitions P] [--output-prefix P] [--compare]
 //     [compare's options] [--numerics ...] [--json]
+// mpirun -np N decomposed run --mpi RANK0 ... RANKN-1 [the same options]
 //
 // --bisect: divergence origins (run/replay.h, BisectSnapshot; docs/eval.md
 // §9): exit 0 when no output differs and no origin is found, 1 otherwise,
 // 2 usage or any error. Several snapshots (or --ranks): the ranks of one
 // tensor-parallel step replayed together (RunRanks; docs/eval.md §10),
-// each rank's outputs under P/rank<i>/, --compare per rank.
+// each rank's outputs under P/rank<i>/, --compare per rank. With --mpi,
+// each process of the MPI job replays its own rank (RunRankOverMpi; one
+// process per rank), writes P/rank<i>/ and prints that rank's report.
 //
 // Replays a snapshot on the CPU (run/run.h; docs/eval.md, "decomposed
 // run"): the module evaluated on the inputs, the outputs written as unpack
@@ -37,6 +40,7 @@
 #include "command.h"
 #include "decomposed/analysis/plots.h"
 #include "decomposed/analysis/scatter.h"
+#include "decomposed/eval/replicas.h"
 #include "decomposed/run/replay.h"
 #include "decomposed/run/run.h"
 #include "progress.h"
@@ -70,6 +74,7 @@ struct State {
   bool json = false;
   bool progress = false, quiet = false;
   // --bisect
+  bool mpi = false;  // the ranks as the processes of an MPI job
   bool bisect = false;
   std::string against = "f32";
   int64_t top = 0;
@@ -174,7 +179,10 @@ int RunRanksCommand(CLI::App& app, State& st) {
     req.compare.allow_dtype_mismatch = st.allow_dtype_mismatch;
   }
   const ExitStyle style = compare_given ? ExitStyle::kQuestion : ExitStyle::kTool;
-  absl::StatusOr<run::RanksReport> r = run::RunRanks(req);
+  absl::StatusOr<run::RanksReport> r = st.mpi ? run::RunRankOverMpi(req) : run::RunRanks(req);
+  // Every process of an MPI job ends MPI before it exits, failed or not
+  // (mpirun reports a process that does not as aborted).
+  if (st.mpi) eval::FinishMpi();
   if (!r.ok()) {
     std::cerr << CommandName(app) << ": " << r.status().message() << "\n";
     return ExitCode(style, Outcome::kUnreadable);
@@ -296,11 +304,16 @@ Action Setup(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--partitions", st->partitions, "with ranks: the partition count")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_flag("--mpi", st->mpi,
+               "with ranks, under mpirun -np N (one process per rank): each process replays "
+               "its own rank, the collectives over MPI (a build with DECOMPOSED_WITH_MPI)");
 
   return [st, &app]() -> int {
     // --- usage --------------------------------------------------------------
     if (st->snapshots.size() == 1) st->snapshot = st->snapshots[0];
-    if (st->snapshots.size() > 1 || !st->ranks.empty()) return RunRanksCommand(app, *st);
+    if (st->snapshots.size() > 1 || !st->ranks.empty() || st->mpi) {
+      return RunRanksCommand(app, *st);
+    }
     if (st->bisect) return RunBisectCommand(app, *st);
     for (const char* n : {"--replicas", "--partitions"}) {
       if (Given(app, n)) throw CLI::ValidationError(n, "applies to the ranks of one step");

@@ -43,7 +43,54 @@ absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule&, std::span<const
       "this build has no MPI: configure with -DDECOMPOSED_WITH_MPI=ON (Debian: libopenmpi-dev)");
 }
 
+absl::StatusOr<MpiProcess> StartMpi() {
+  return absl::UnimplementedError(
+      "this build has no MPI: configure with -DDECOMPOSED_WITH_MPI=ON (Debian: libopenmpi-dev)");
+}
+
+void FinishMpi() {}
+
+absl::Status AllProcessesOk(const absl::Status& mine) { return mine; }
+
 #else
+
+namespace {
+bool started_mpi = false;  // StartMpi called MPI_Init
+}  // namespace
+
+absl::StatusOr<MpiProcess> StartMpi() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return absl::FailedPreconditionError("MPI was finalised already in this process");
+    if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Init failed: is this process started by mpirun?");
+    }
+    started_mpi = true;
+  }
+  MpiProcess p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p.size);
+  return p;
+}
+
+absl::Status AllProcessesOk(const absl::Status& mine) {
+  int failed = mine.ok() ? 0 : 1;
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!mine.ok()) return mine;
+  if (any != 0) return absl::FailedPreconditionError("another process could not start its rank");
+  return absl::OkStatus();
+}
+
+void FinishMpi() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (started_mpi && !finalized) MPI_Finalize();
+  started_mpi = false;
+}
 
 bool ReplicasOverMpiAvailable() { return true; }
 

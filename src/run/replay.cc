@@ -53,25 +53,48 @@ absl::StatusOr<BisectReport> BisectSnapshot(const BisectRequest& request) {
   options.actual = EvalOptionsOf(run);
   options.reference = options.actual;
   options.compare = request.compare;
+  absl::StatusOr<BisectReport> report;
   if (std::optional<eval::Numerics> mode = eval::NumericsFromName(request.against)) {
     options.reference.numerics = *mode;
-    return Bisect(*program->module, program->inputs, options);
+    report = Bisect(*program->module, program->inputs, options);
+  } else {
+    absl::StatusOr<std::unique_ptr<InstructionValues>> values =
+        OpenValueDirectory(request.against);
+    if (!values.ok()) return values.status();
+    report = BisectAgainst(*program->module, program->inputs, **values, options);
   }
-  absl::StatusOr<std::unique_ptr<InstructionValues>> values = OpenValueDirectory(request.against);
-  if (!values.ok()) return values.status();
-  return BisectAgainst(*program->module, program->inputs, **values, options);
+  // The module is freed on return: no pointer into it leaves.
+  if (report.ok()) {
+    for (DivergenceOrigin& o : report->origins) o.instruction = nullptr;
+  }
+  return report;
 }
 
-absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
+namespace {
+
+// The ranks' programs in rank order (OrderRankFiles), with their paths and
+// ids; `only` >= 0 loads that rank's program alone (the others' entries
+// stay empty: an MPI process needs its own).
+struct LoadedRanks {
+  std::vector<RunProgram> programs;
+  std::vector<std::string> paths;
+  std::vector<int64_t> ids;
+};
+
+absl::StatusOr<LoadedRanks> LoadRanks(const RanksRequest& request, int64_t only) {
   if (request.output.format == OutputFormat::kNpz) {
     return absl::InvalidArgumentError(
         "the ranks' outputs are written as .npy files under rank<i>/, not as one .npz");
   }
   absl::StatusOr<std::vector<capture::RankFile>> order = capture::OrderRankFiles(request.ranks);
   if (!order.ok()) return order.status();
-  RanksReport report;
-  std::vector<RunProgram> programs;
-  for (const capture::RankFile& f : *order) {
+  LoadedRanks loaded;
+  for (size_t r = 0; r < order->size(); ++r) {
+    const capture::RankFile& f = (*order)[r];
+    loaded.paths.push_back(f.path);
+    loaded.ids.push_back(f.id);
+    loaded.programs.emplace_back();
+    if (only >= 0 && static_cast<int64_t>(r) != only) continue;
     RunSource src;
     if (request.module.empty()) {
       src.snapshot = f.path;
@@ -81,31 +104,94 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
     }
     absl::StatusOr<RunProgram> p = LoadProgram(src, request.load);
     if (!p.ok()) return Prefix(p.status(), absl::StrCat("rank ", f.rank));
-    programs.push_back(*std::move(p));
-    report.paths.push_back(f.path);
-    report.ids.push_back(f.id);
+    loaded.programs.back() = *std::move(p);
   }
-  const size_t n = programs.size();
-  // The recorded outputs, opened before the work: a rank without them
-  // fails first.
-  std::vector<std::unique_ptr<TensorSet>> recorded(n);
-  if (request.check == RunCheck::kCompare) {
-    for (size_t r = 0; r < n; ++r) {
-      if (!programs[r].recorded_outputs) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "rank ", r, " (", report.paths[r], "): no recorded outputs to compare with"));
-      }
-      absl::StatusOr<std::unique_ptr<TensorSet>> s = programs[r].recorded_outputs();
-      if (!s.ok()) return Prefix(s.status(), absl::StrCat("rank ", r));
-      recorded[r] = *std::move(s);
-    }
+  return loaded;
+}
+
+// Rank r's recorded outputs (kCompare), opened before the work: a rank
+// without them fails first.
+absl::StatusOr<std::unique_ptr<TensorSet>> RecordedOutputs(const RanksRequest& request,
+                                                           RunProgram& program, int64_t r,
+                                                           const std::string& path) {
+  if (request.check != RunCheck::kCompare) return std::unique_ptr<TensorSet>();
+  if (!program.recorded_outputs) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rank ", r, " (", path, "): no recorded outputs to compare with"));
   }
-  RunOptions run = request.run;
-  if (absl::Status s = ReadSubstitutes(request.substitute_files, &run); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<TensorSet>> s = program.recorded_outputs();
+  if (!s.ok()) return Prefix(s.status(), absl::StrCat("rank ", r));
+  return s;
+}
+
+eval::ReplicaOptions ReplicaOptionsOf(const RanksRequest& request, const RunOptions& run) {
   eval::ReplicaOptions options;
   options.eval = EvalOptionsOf(run);
   options.replica_count = request.replica_count;
   options.partition_count = request.partition_count;
+  return options;
+}
+
+// Rank r's report from its result: outputs written under <prefix>rank<r>/,
+// their stats, the comparison with `recorded` (when not null).
+absl::StatusOr<RunReport> FinishRank(const RanksRequest& request, const RunOptions& run,
+                                     const RunProgram& program, const eval::Value& out,
+                                     int64_t r, int64_t instructions, double seconds,
+                                     TensorSet* recorded) {
+  RunReport rep;
+  rep.module_name = program.module->proto().name();
+  rep.module_source = program.module_source;
+  rep.inputs = program.inputs.size();
+  rep.borrowed_inputs = program.borrowed_inputs;
+  rep.result.numerics = run.numerics;
+  rep.result.outputs = eval::FlattenOutputs(out);
+  rep.result.instructions = instructions;
+  rep.result.seconds = seconds;
+  OutputOptions o = request.output;
+  if (o.format == OutputFormat::kNpyFiles) o.prefix = absl::StrCat(o.prefix, "rank", r, "/");
+  if (absl::Status s = WriteOutputs(rep.result.outputs, o, &rep.files); !s.ok()) {
+    return Prefix(s, absl::StrCat("rank ", r));
+  }
+  if (request.on_file) {
+    for (const WrittenFile& f : rep.files) request.on_file(f);
+  }
+  std::unique_ptr<TensorSet> ran = ValueTensorSet(
+      rep.result.outputs,
+      absl::StrCat("rank ", r, " (", Sv(eval::NumericsName(run.numerics)), " numerics)"));
+  std::vector<TensorStatsEntry> stats;
+  if (absl::Status s = AppendTensorStats(*ran, "run", "outputs", &stats); !s.ok()) return s;
+  for (const TensorStatsEntry& e : stats) {
+    rep.outputs.push_back({e.index, e.info.type, e.info.dims, e.stats});
+  }
+  if (recorded != nullptr) {
+    absl::StatusOr<CompareReport> c = CompareTensorSets(*ran, *recorded, request.compare);
+    if (!c.ok()) return Prefix(c.status(), absl::StrCat("rank ", r));
+    rep.compare = *std::move(c);
+  }
+  rep.peak_rss_bytes = PeakRssBytes();
+  return rep;
+}
+
+}  // namespace
+
+absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
+  absl::StatusOr<LoadedRanks> loaded = LoadRanks(request, -1);
+  if (!loaded.ok()) return loaded.status();
+  std::vector<RunProgram>& programs = loaded->programs;
+  RanksReport report;
+  report.paths = loaded->paths;
+  report.ids = loaded->ids;
+  const size_t n = programs.size();
+  std::vector<std::unique_ptr<TensorSet>> recorded(n);
+  for (size_t r = 0; r < n; ++r) {
+    absl::StatusOr<std::unique_ptr<TensorSet>> s =
+        RecordedOutputs(request, programs[r], static_cast<int64_t>(r), report.paths[r]);
+    if (!s.ok()) return s.status();
+    recorded[r] = *std::move(s);
+  }
+  RunOptions run = request.run;
+  if (absl::Status s = ReadSubstitutes(request.substitute_files, &run); !s.ok()) return s;
+  eval::ReplicaOptions options = ReplicaOptionsOf(request, run);
   std::vector<int64_t> evaluations(n, 0);
   options.on_instruction = [&](int64_t rank, const eval::InstructionEvent&) {
     ++evaluations[rank];
@@ -123,39 +209,55 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
   if (!out.ok()) return out.status();
   inputs.clear();
   for (size_t r = 0; r < n; ++r) {
-    RunReport rep;
-    rep.module_name = programs[r].module->proto().name();
-    rep.module_source = programs[r].module_source;
-    rep.inputs = programs[r].inputs.size();
-    rep.borrowed_inputs = programs[r].borrowed_inputs;
-    rep.result.numerics = run.numerics;
-    rep.result.outputs = eval::FlattenOutputs((*out)[r]);
-    rep.result.instructions = evaluations[r];
-    rep.result.seconds = report.seconds;
-    OutputOptions o = request.output;
-    if (o.format == OutputFormat::kNpyFiles) o.prefix = absl::StrCat(o.prefix, "rank", r, "/");
-    if (absl::Status s = WriteOutputs(rep.result.outputs, o, &rep.files); !s.ok()) {
-      return Prefix(s, absl::StrCat("rank ", r));
-    }
-    if (request.on_file) {
-      for (const WrittenFile& f : rep.files) request.on_file(f);
-    }
-    std::unique_ptr<TensorSet> ran = ValueTensorSet(
-        rep.result.outputs, absl::StrCat("rank ", r, " (", Sv(eval::NumericsName(run.numerics)),
-                                         " numerics)"));
-    std::vector<TensorStatsEntry> stats;
-    if (absl::Status s = AppendTensorStats(*ran, "run", "outputs", &stats); !s.ok()) return s;
-    for (const TensorStatsEntry& e : stats) {
-      rep.outputs.push_back({e.index, e.info.type, e.info.dims, e.stats});
-    }
-    if (request.check == RunCheck::kCompare) {
-      absl::StatusOr<CompareReport> c = CompareTensorSets(*ran, *recorded[r], request.compare);
-      if (!c.ok()) return Prefix(c.status(), absl::StrCat("rank ", r));
-      rep.compare = *std::move(c);
-    }
-    rep.peak_rss_bytes = PeakRssBytes();
-    report.ranks.push_back(std::move(rep));
+    absl::StatusOr<RunReport> rep =
+        FinishRank(request, run, programs[r], (*out)[r], static_cast<int64_t>(r), evaluations[r],
+                   report.seconds, recorded[r].get());
+    if (!rep.ok()) return rep.status();
+    report.ranks.push_back(*std::move(rep));
   }
+  return report;
+}
+
+absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request) {
+  absl::StatusOr<eval::MpiProcess> mpi = eval::StartMpi();
+  if (!mpi.ok()) return mpi.status();
+  if (static_cast<size_t>(mpi->size) != request.ranks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected one MPI process per rank: the job has ", mpi->size, " processes (mpirun -np ",
+        mpi->size, ") and ", request.ranks.size(), " ranks were given"));
+  }
+  const int64_t me = mpi->rank;
+  // Each process loads its own rank only.
+  absl::StatusOr<LoadedRanks> loaded = LoadRanks(request, me);
+  absl::StatusOr<std::unique_ptr<TensorSet>> recorded =
+      loaded.ok() ? RecordedOutputs(request, loaded->programs[me], me, loaded->paths[me])
+                  : absl::StatusOr<std::unique_ptr<TensorSet>>(loaded.status());
+  RunOptions run = request.run;
+  absl::Status ready = recorded.status();
+  if (ready.ok()) ready = ReadSubstitutes(request.substitute_files, &run);
+  // Every process learns whether all are ready before any evaluates, so
+  // none waits in a collective for a process that could not start.
+  if (absl::Status all = eval::AllProcessesOk(ready); !all.ok()) return all;
+  RanksReport report;
+  report.first_rank = me;
+  report.paths = {loaded->paths[me]};
+  report.ids = {loaded->ids[me]};
+  eval::ReplicaOptions options = ReplicaOptionsOf(request, run);
+  int64_t evaluations = 0;
+  options.on_instruction = [&](int64_t, const eval::InstructionEvent&) {
+    ++evaluations;
+    return absl::OkStatus();
+  };
+  RunProgram& program = loaded->programs[me];
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<eval::Value> out =
+      eval::EvaluateRankOverMpi(*program.module, program.inputs, options);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!out.ok()) return out.status();
+  absl::StatusOr<RunReport> rep = FinishRank(request, run, program, *out, me, evaluations,
+                                             report.seconds, recorded->get());
+  if (!rep.ok()) return rep.status();
+  report.ranks.push_back(*std::move(rep));
   return report;
 }
 
@@ -163,7 +265,7 @@ std::string RanksReportJson(const RanksReport& r) {
   json j;
   json ranks = json::array();
   for (size_t i = 0; i < r.ranks.size(); ++i) {
-    ranks.push_back({{"rank", i},
+    ranks.push_back({{"rank", r.first_rank + static_cast<int64_t>(i)},
                      {"id", r.ids[i]},
                      {"path", r.paths[i]},
                      {"report", json::parse(RunReportJson(r.ranks[i]))}});
@@ -180,7 +282,8 @@ std::string RanksReportText(const RanksReport& r) {
                   " together\n");
   bool compared = false;
   for (size_t i = 0; i < r.ranks.size(); ++i) {
-    absl::StrAppend(&out, "\nrank ", i, " (", r.paths[i], "):\n", RunReportText(r.ranks[i]));
+    absl::StrAppend(&out, "\nrank ", r.first_rank + static_cast<int64_t>(i), " (", r.paths[i],
+                    "):\n", RunReportText(r.ranks[i]));
     compared |= r.ranks[i].compare.has_value();
   }
   if (compared) {

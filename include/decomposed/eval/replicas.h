@@ -151,6 +151,24 @@ absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
                                           const ReplicaOptions& options = {});
 bool ReplicasOverMpiAvailable();
 
+// This process's place in its MPI job, for a program that replays ranks
+// over MPI (decomposed run --mpi): StartMpi initialises MPI when nothing
+// has (MPI_Init; a program that initialised it itself keeps it) and gives
+// MPI_COMM_WORLD's rank and size; FinishMpi finalises it when StartMpi
+// initialised it, so that mpirun sees every process end cleanly. Both are
+// safe to call more than once. kUnimplemented without MPI in the build.
+struct MpiProcess {
+  int rank = 0;
+  int size = 1;
+};
+absl::StatusOr<MpiProcess> StartMpi();
+void FinishMpi();
+// Whether every process of the job is ready: each passes its own status;
+// `mine` when it is an error, else kFailedPrecondition "another process
+// could not start its rank" when any other process's is, else OK. Every
+// process must call it (one all-reduce over MPI_COMM_WORLD).
+absl::Status AllProcessesOk(const absl::Status& mine);
+
 }  // namespace decomposed::eval
 
 #endif  // DECOMPOSED_EVAL_REPLICAS_H_

@@ -90,6 +90,9 @@ struct RanksRequest {
 };
 
 struct RanksReport {
+  // The rank of paths[0] / ranks[0]: 0 for RunRanks; this process's rank
+  // for RunRankOverMpi, whose report holds that rank alone.
+  int64_t first_rank = 0;
   std::vector<std::string> paths;  // in rank order
   std::vector<int64_t> ids;        // the device or global rank of each
   std::vector<RunReport> ranks;    // per rank: outputs, stats, files, compare
@@ -103,6 +106,20 @@ struct RanksReport {
 };
 
 absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request);
+
+// The same replay with the ranks as the processes of an MPI job
+// (`mpirun -np N decomposed run --mpi RANK0 ... RANKN-1`, docs/eval.md
+// §10.5): every process of the job calls it with the same request; the
+// process of MPI_COMM_WORLD rank r loads rank r's file alone (the files in
+// rank order as RunRanks puts them), evaluates it with
+// eval::EvaluateRankOverMpi, writes <prefix>rank<r>/ and compares it, and
+// returns a report of that rank alone (first_rank r). Initialises MPI when
+// nothing has (eval::StartMpi); the caller calls eval::FinishMpi at the
+// end. Errors: kInvalidArgument when the job's size is not the number of
+// ranks; a process that cannot load its rank fails and the others fail
+// with "another process could not start" before any evaluates;
+// kUnimplemented without MPI in the build.
+absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request);
 
 // {"ranks": [{"rank", "id", "path", "report": <RunReportJson>}], "seconds",
 // "pass"}.
