@@ -4,6 +4,10 @@
 set(_open_count_python)
 if(DECOMPOSED_BUILD_PYTHON)
   set(_open_count_python --python-path ${CMAKE_BINARY_DIR}/python)
+  if(DECOMPOSED_SANITIZE)
+    # The interpreter preloads the ASan runtime, as python_package's does.
+    list(APPEND _open_count_python --python-preload ${DECOMPOSED_TEST_PRELOAD})
+  endif()
 endif()
 add_test(NAME open_count
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/open_count.py

@@ -2,6 +2,7 @@
 """Every command opens each input file once (issue 17 §1).
 
   open_count.py CLI SNAPSHOT_UNPACK EXAMPLE [--python-path DIR]
+      [--python-preload LIBS]
 
 Runs each command that reads a snapshot -- unpack (also --each and
 --dump-snapshot-outputs), verify, inspect (text and --json), convert,
@@ -31,12 +32,20 @@ if "--python-path" in args:
     i = args.index("--python-path")
     python_path = args[i + 1]
     del args[i:i + 2]
+# Sanitizer builds: the libraries the interpreter preloads to load the
+# instrumented extension (the ASan runtime first), for the traced
+# interpreter only (strace -E), as python_package's interpreter does.
+python_preload = None
+if "--python-preload" in args:
+    i = args.index("--python-preload")
+    python_preload = args[i + 1]
+    del args[i:i + 2]
 CLI, UNPACK, EXAMPLE = (os.path.abspath(a) for a in args)
 OPEN = re.compile(r'\b(?:open|openat|openat2)\((?:[^,]*, )?"([^"]*)"')
 failures = []
 
 
-def opens(argv, path, env=None, cwd=None, stdin=None):
+def opens(argv, path, env=None, cwd=None, stdin=None, preload=None):
     """(returncode, number of opens of `path`, stderr) of argv under strace."""
     with tempfile.NamedTemporaryFile(prefix="open_count_", suffix=".strace",
                                      delete=False) as log:
@@ -47,10 +56,13 @@ def opens(argv, path, env=None, cwd=None, stdin=None):
     # with leak checking on.
     env = dict(os.environ if env is None else env)
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    if preload:
+        env["ASAN_OPTIONS"] += ":verify_asan_link_order=0"
     try:
+        extra = ["-E", f"LD_PRELOAD={preload}"] if preload else []
         r = subprocess.run(
             ["strace", "-f", "-qq", "-e", "trace=open,openat,openat2",
-             "-o", trace, *argv],
+             *extra, "-o", trace, *argv],
             capture_output=True, encoding="utf-8", errors="replace", env=env,
             cwd=cwd, stdin=stdin,
             timeout=300)
@@ -175,7 +187,8 @@ def main():
                         "        for lit in lits:\n"
                         "            lit.numpy()\n")
                 check(f"python open() {os.path.basename(path)}",
-                      ["/usr/bin/python3", "-c", code, path], path, env=env)
+                      ["/usr/bin/python3", "-c", code, path], path, env=env,
+                      preload=python_preload)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for f in failures:

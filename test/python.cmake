@@ -16,18 +16,9 @@ if(DECOMPOSED_BUILD_PYTHON AND TARGET decomposed_cli)
       DECOMPOSED_CLI=$<TARGET_FILE:decomposed_cli>
       PYTHONDONTWRITEBYTECODE=1)
   if(DECOMPOSED_SANITIZE)
-    # The compiler's own ASan runtime: gcc's libasan, or clang's
-    # libclang_rt.asan (which carries UBSan's handlers too).
-    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-      set(_asan_rt libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
-    else()
-      set(_asan_rt libasan.so)
-    endif()
-    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${_asan_rt}
-                    OUTPUT_VARIABLE _libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
-    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
-                    OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
-    list(APPEND _python_env "LD_PRELOAD=${_libasan}:${_libstdcxx}"
+    # DECOMPOSED_TEST_PRELOAD: the ASan runtime and libstdc++
+    # (test/CMakeLists.txt).
+    list(APPEND _python_env "LD_PRELOAD=${DECOMPOSED_TEST_PRELOAD}"
          ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
   endif()
   add_test(NAME python_package
