@@ -113,6 +113,16 @@ def check_outputs(out_dir):
     return problems
 
 
+def limited_env(mib):
+    """The environment of a run under RLIMIT_AS: OpenBLAS (which the CLI
+    loads for `run`) starts its worker threads when it is loaded, each
+    mapping a 128 MiB buffer; when the limit makes that mapping fail,
+    OpenBLAS retries it for ever and the process hangs at exit joining the
+    thread (about one run in 100 here). With one BLAS thread it starts none.
+    README, "Choices", says the same to users who run under `ulimit -v`."""
+    return dict(os.environ, OPENBLAS_NUM_THREADS="1") if mib else None
+
+
 def limit_memory(mib):
     def f():
         b = mib << 20
@@ -183,6 +193,7 @@ def run_stream(row, cli, files_dir, mem_mib, mode, path, base):
                                None if stdin_file else b"",
                                stdin=stdin_file,
                                timeout=120, cwd=out_dir,
+                               env=limited_env(mem_mib),
                                preexec_fn=limit_memory(mem_mib) if mem_mib
                                else None)
         except subprocess.TimeoutExpired:
@@ -226,6 +237,7 @@ def run_case(row, cli, files_dir, mem_mib):
         try:
             p = subprocess.run(argv, capture_output=True, text=True,
                                timeout=120, cwd=out_dir,
+                               env=limited_env(mem_mib),
                                preexec_fn=limit_memory(mem_mib) if mem_mib
                                else None)
         except subprocess.TimeoutExpired:
