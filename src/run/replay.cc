@@ -240,6 +240,8 @@ absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request) {
   if (absl::Status all = eval::AllProcessesOk(ready); !all.ok()) return all;
   RanksReport report;
   report.first_rank = me;
+  report.rank_count = mpi->size;
+  report.over_mpi = true;
   report.paths = {loaded->paths[me]};
   report.ids = {loaded->ids[me]};
   eval::ReplicaOptions options = ReplicaOptionsOf(request, run);
@@ -271,6 +273,8 @@ std::string RanksReportJson(const RanksReport& r) {
                      {"report", json::parse(RunReportJson(r.ranks[i]))}});
   }
   j["ranks"] = std::move(ranks);
+  j["rank_count"] = r.over_mpi ? r.rank_count : static_cast<int64_t>(r.ranks.size());
+  j["over_mpi"] = r.over_mpi;
   j["seconds"] = r.seconds;
   j["pass"] = r.pass();
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
@@ -278,8 +282,13 @@ std::string RanksReportJson(const RanksReport& r) {
 
 std::string RanksReportText(const RanksReport& r) {
   std::string out;
-  absl::StrAppend(&out, "replayed ", r.ranks.size(), r.ranks.size() == 1 ? " rank" : " ranks",
-                  " together\n");
+  if (r.over_mpi) {
+    absl::StrAppend(&out, "replayed rank ", r.first_rank, " of ", r.rank_count,
+                    " as a process of an MPI job\n");
+  } else {
+    absl::StrAppend(&out, "replayed ", r.ranks.size(), r.ranks.size() == 1 ? " rank" : " ranks",
+                    " together\n");
+  }
   bool compared = false;
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     absl::StrAppend(&out, "\nrank ", r.first_rank + static_cast<int64_t>(i), " (", r.paths[i],

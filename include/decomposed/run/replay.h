@@ -93,6 +93,9 @@ struct RanksReport {
   // The rank of paths[0] / ranks[0]: 0 for RunRanks; this process's rank
   // for RunRankOverMpi, whose report holds that rank alone.
   int64_t first_rank = 0;
+  // RunRankOverMpi: the job's rank count (this report holds one rank).
+  bool over_mpi = false;
+  int64_t rank_count = 0;
   std::vector<std::string> paths;  // in rank order
   std::vector<int64_t> ids;        // the device or global rank of each
   std::vector<RunReport> ranks;    // per rank: outputs, stats, files, compare
@@ -121,8 +124,8 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request);
 // kUnimplemented without MPI in the build.
 absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request);
 
-// {"ranks": [{"rank", "id", "path", "report": <RunReportJson>}], "seconds",
-// "pass"}.
+// {"ranks": [{"rank", "id", "path", "report": <RunReportJson>}],
+// "rank_count", "over_mpi", "seconds", "pass"}.
 std::string RanksReportJson(const RanksReport& report);
 // "rank 0 (PATH):" and that rank's RunReportText, for each rank; then the
 // verdict when compared.
