@@ -9,12 +9,12 @@ of as many processes on loopback only (TCP over `lo`, no other interface)
 writes its own; every rank's bytes must be identical. Then the faults: a
 rank whose groups disagree and a rank that reaches no collective end the
 job on every process with the error named, and no process hangs (a
-timeout fails the test). Then the command: `mpirun -np 2 decomposed run
---mpi` over two rank snapshots of an all-reduce (packed by `decomposed
-pack` from HLO text) writes the bytes the in-process `decomposed run` of
-the same files writes, each rank passing its comparison; a job of another
-size is refused on every process, and a rank whose file is missing stops
-both processes.
+timeout fails the test). Then the command, at N = 2 and 4: `mpirun -np N
+decomposed run --mpi` over N rank snapshots of an all-reduce (packed by
+`decomposed pack` from HLO text) writes the bytes the in-process
+`decomposed run` of the same files writes, each rank passing its
+comparison; a job of N - 1 processes is refused, and a rank whose file is
+missing stops every process.
 """
 import os
 import subprocess
@@ -35,19 +35,22 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
 
 
-TP_MODULE = """HloModule tp, entry_computation_layout={(f32[2,3]{1,0})->(f32[2,3]{1,0})}
+def tp_module(n):
+    """An all-reduce (sum) over n ranks, as HLO text."""
+    group = ",".join(str(r) for r in range(n))
+    return f"""HloModule tp, entry_computation_layout={{(f32[2,3]{{1,0}})->(f32[2,3]{{1,0}})}}
 
-add {
+add {{
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
-}
+}}
 
-ENTRY main {
-  x = f32[2,3]{1,0} parameter(0)
-  r = f32[2,3]{1,0} all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (f32[2,3]{1,0}) tuple(r)
-}
+ENTRY main {{
+  x = f32[2,3]{{1,0}} parameter(0)
+  r = f32[2,3]{{1,0}} all-reduce(x), replica_groups={{{{{group}}}}}, to_apply=add
+  ROOT t = (f32[2,3]{{1,0}}) tuple(r)
+}}
 """
 
 
@@ -62,21 +65,25 @@ def write_npy_f32(path, values, dims):
         f.write(struct.pack(f"<{len(values)}f", *values))
 
 
-def cli_checks(cli, mpirun_path, tmp, failures):
+def cli_checks(cli, mpirun_path, tmp, failures, n):
+    """run --mpi over n rank snapshots of an all-reduce, against run."""
     def dec(*args, mpi=0):
         cmd = (mpirun(mpirun_path, mpi) if mpi else []) + [cli, *args]
         return run(cmd)
 
+    tmp = os.path.join(tmp, f"cli{n}")
+    os.makedirs(tmp)
     hlo = os.path.join(tmp, "tp.hlo")
     with open(hlo, "w") as f:
-        f.write(TP_MODULE)
-    x = {0: [0.0, 0.25, 0.5, 0.75, 1.0, 1.25], 1: [10.0, -1.0, 0.5, 3.0, 2.0, -7.0]}
-    total = [a + b for a, b in zip(x[0], x[1])]
+        f.write(tp_module(n))
+    # Values whose sums are exact in f32 in any order.
+    x = {r: [0.25 * (r + 1) * k - 2.0 * r for k in range(6)] for r in range(n)}
+    total = [sum(x[r][k] for r in range(n)) for k in range(6)]
     write_npy_f32(os.path.join(tmp, "sum.npy"), total, [2, 3])
     steps = os.path.join(tmp, "steps")
     os.makedirs(steps)
     files = []
-    for rank in (0, 1):
+    for rank in range(n):
         write_npy_f32(os.path.join(tmp, f"x{rank}.npy"), x[rank], [2, 3])
         files.append(os.path.join(
             steps, f"tp-process000000-executable000001-device{rank:06d}-"
@@ -86,40 +93,45 @@ def cli_checks(cli, mpirun_path, tmp, failures):
         if r.returncode != 0:
             failures.append(f"pack rank {rank}: {r.stderr}")
             return
+    given = list(reversed(files))  # any order: put in rank order by name
     here = os.path.join(tmp, "cli-in-process") + "/"
     there = os.path.join(tmp, "cli-mpi") + "/"
-    r = dec("run", files[1], files[0], "--compare", "--output-prefix", here)
+    r = dec("run", *given, "--compare", "--output-prefix", here)
     if r.returncode != 0:
         failures.append(f"run in process: exit {r.returncode}: {r.stderr} {r.stdout}")
         return
-    r = dec("run", "--mpi", files[1], files[0], "--compare", "--output-prefix", there, mpi=2)
+    r = dec("run", "--mpi", *given, "--compare", "--output-prefix", there, mpi=n)
     if r.returncode != 0:
-        failures.append(f"run --mpi: exit {r.returncode}: {r.stderr} {r.stdout}")
+        failures.append(f"run --mpi at {n}: exit {r.returncode}: {r.stderr} {r.stdout}")
         return
-    for rank in (0, 1):
+    for rank in range(n):
         if (f"rank {rank} (" not in r.stdout or
-                f"replayed rank {rank} of 2 as a process of an MPI job" not in r.stdout):
+                f"replayed rank {rank} of {n} as a process of an MPI job" not in r.stdout):
             failures.append(f"run --mpi: no report of rank {rank}: {r.stdout!r}")
         p = os.path.join(f"rank{rank}", "snapshot_output0.npy")
         a = open(os.path.join(here, p), "rb").read()
         b = open(os.path.join(there, p), "rb").read()
         if not a or a != b:
-            failures.append(f"run --mpi rank {rank}: {len(b)} bytes, the in-process "
+            failures.append(f"run --mpi at {n}, rank {rank}: {len(b)} bytes, the in-process "
                             f"run's {len(a)}, {'equal' if a == b else 'different'}")
-    print("run --mpi at 2 ranks: the in-process run's bytes, both ranks compared")
-    r = dec("run", "--mpi", files[0], files[1], mpi=1)
+    print(f"run --mpi at {n} ranks: the in-process run's bytes, every rank compared")
+    r = dec("run", "--mpi", *files, mpi=n - 1)
     if r.returncode == 0 or "one MPI process per rank" not in r.stderr:
-        failures.append(f"run --mpi, 1 process for 2 ranks: exit {r.returncode}: {r.stderr}")
+        failures.append(f"run --mpi, {n - 1} processes for {n} ranks: exit {r.returncode}: "
+                        f"{r.stderr}")
     missing = os.path.join(tmp, "steps2")
     os.makedirs(missing)
     gone = [os.path.join(missing, os.path.basename(f)) for f in files]
-    with open(files[0], "rb") as f, open(gone[0], "wb") as g:
-        g.write(f.read())
-    r = dec("run", "--mpi", gone[0], gone[1], mpi=2)
-    if r.returncode == 0 or "another process could not start its rank" not in r.stderr:
-        failures.append(f"run --mpi, rank 1's file missing: exit {r.returncode}: {r.stderr}")
+    for f, g in zip(files[:-1], gone[:-1]):
+        with open(f, "rb") as src, open(g, "wb") as dst:
+            dst.write(src.read())
+    r = dec("run", "--mpi", *gone, mpi=n)
+    if (r.returncode == 0 or r.stderr.count("another process could not start its rank") != n - 1
+            or f"rank {n - 1}" not in r.stderr):
+        failures.append(f"run --mpi at {n}, the last rank's file missing: exit {r.returncode}: "
+                        f"{r.stderr}")
     else:
-        print("run --mpi: a missing rank file stops both processes")
+        print(f"run --mpi at {n}: a missing rank file stops every process")
 
 
 def main():
@@ -161,7 +173,8 @@ def main():
             else:
                 print(f"{fault}: every rank stopped with: {want}")
         if cli:
-            cli_checks(cli, mpirun_path, tmp, failures)
+            for n in (2, 4):
+                cli_checks(cli, mpirun_path, tmp, failures, n)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
