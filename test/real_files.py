@@ -211,10 +211,6 @@ KNOWN_HLO = {
         "the text read back prints differently (a scheduled module)",
     "aws-neuron+neuronx-distributed/test/unit_test/test_data/dummy_hlo_nki_kernel.txt":
         "the text read back prints differently",
-    "ROCm+xla/xla/tools/benchmarks/hlo/u4_all_gather_1x8.hlo":
-        "not detected as HLO text",
-    "ROCm+xla/xla/tools/multihost_hlo_runner/data/while_with_known_trip_count.hlo":
-        "not detected as HLO text",
     "pytorch+xla/test/fsdp_mnist/fsdp_mnist_bf16.hlo.0":
         "torch-xla's XLA_SAVE_TENSORS_FILE dump: HLO text after a graph "
         "report, not read as a module file",

@@ -145,7 +145,13 @@ TEST(ModuleFileTest, TextIsDetected) {
   EXPECT_TRUE(LooksLikeHloText("HloModule m, entry_computation_layout={()->f32[]}\n"));
   EXPECT_TRUE(LooksLikeHloText("// a dump\n/* more */\n  HloModule m\n"));
   EXPECT_FALSE(LooksLikeHloText("HloModules m\n"));
-  EXPECT_FALSE(LooksLikeHloText("ENTRY main {\n"));
+  // Without the HloModule line, as XLA's parser takes it: computations.
+  EXPECT_TRUE(LooksLikeHloText("ENTRY main {\n"));
+  EXPECT_TRUE(LooksLikeHloText("// data\nbody {\n  p = (s32[]) parameter(0)\n"));
+  EXPECT_TRUE(LooksLikeHloText("%fused.1 (p: f32[]) -> f32[] {\n"));
+  EXPECT_FALSE(LooksLikeHloText("hello world\n"));
+  EXPECT_FALSE(LooksLikeHloText("ENTRY\n"));
+  EXPECT_FALSE(LooksLikeHloText("{ \"json\": 1 }\n"));
   EXPECT_FALSE(LooksLikeHloText(std::string("\n\x07" "example\x12\x04main", 15)));
   TempDir dir;
   const std::string text =

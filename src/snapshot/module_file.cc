@@ -109,11 +109,32 @@ bool LooksLikeHloText(std::string_view head) {
       break;
     }
   }
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   static constexpr std::string_view kWord = "HloModule";
-  if (head.substr(i, kWord.size()) != kWord) return false;
-  const size_t after = i + kWord.size();
-  return after == head.size() || head[after] == ' ' || head[after] == '\t' ||
-         head[after] == '\n' || head[after] == '\r';
+  if (head.substr(i, kWord.size()) == kWord) {
+    const size_t after = i + kWord.size();
+    return after == head.size() || is_space(head[after]);
+  }
+  // Text without the HloModule line, as XLA's parser also takes it (its
+  // tools' test data has such files): computations from the first word,
+  // `ENTRY main {`, `body {`, `%fused (p: f32[]) -> f32[] {`: an optional
+  // ENTRY, a name, then `{` or `(` after optional spaces.
+  static constexpr std::string_view kEntry = "ENTRY";
+  if (head.substr(i, kEntry.size()) == kEntry && i + kEntry.size() < head.size() &&
+      is_space(head[i + kEntry.size()])) {
+    i += kEntry.size();
+    while (i < head.size() && is_space(head[i])) ++i;
+  }
+  if (i < head.size() && head[i] == '%') ++i;
+  auto name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
+  };
+  const size_t name_start = i;
+  while (i < head.size() && name_char(head[i])) ++i;
+  if (i == name_start) return false;
+  while (i < head.size() && is_space(head[i])) ++i;
+  return i < head.size() && (head[i] == '{' || head[i] == '(');
 }
 
 absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,

@@ -15,7 +15,9 @@
 // Detection: text when the first 4 KiB hold no byte below 0x20 but tab,
 // newline, carriage return and form feed (every protobuf message above
 // starts with a length or a tag below 0x20 within its first bytes) and the
-// first word that is not a comment is `HloModule`; a decomposed snapshot
+// first word that is not a comment is `HloModule`, or begins a computation
+// (text without the HloModule line, as XLA's parser takes it: an optional
+// `ENTRY`, a name, then `{` or `(`); a decomposed snapshot
 // when the snapshot detector says so (docs/format.md §7.8); otherwise the
 // three protobuf readings are tried, each accepted only when it gives a
 // module with at least one computation: an HloModuleProto, an HloProto, a
