@@ -73,8 +73,8 @@ struct State {
   int threads = 0;
   bool json = false;
   bool progress = false, quiet = false;
-  // --bisect
   bool mpi = false;  // the ranks as the processes of an MPI job
+  // --bisect
   bool bisect = false;
   std::string against = "f32";
   int64_t top = 0;
