@@ -11,12 +11,18 @@
 // the total of one over the total of the other.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 
 #include "decomposed/analysis/divergence.h"
 #include "decomposed/eval/evaluate.h"
+#include "decomposed/eval/literal.h"
 #include "decomposed/eval/replicas.h"
+#include "decomposed/run/run.h"
+#include "decomposed/snapshot/producer.h"
 #include "tp_test_models.h"
 
 namespace {
@@ -163,6 +169,78 @@ void BM_TpReplayOverSingleRuns(benchmark::State& state) {
   state.counters["replay_ms"] = 1e3 * replay / state.iterations();
 }
 BENCHMARK(BM_TpReplayOverSingleRuns)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)->MinTime(2);
+
+// `run --three-way` over one `run` of the same snapshot, in one process:
+// each iteration times run::RunSnapshot without a check and with the
+// three-way check (the f32 baseline run, the run, and ThreeWayCompare
+// against the recorded outputs), both loading the snapshot from the file.
+// The snapshot holds the module, its inputs and, as recorded outputs, the
+// xla run's own. The target is at most 2.2.
+template <class Model>
+void ThreeWayOverSingleRun(benchmark::State& state, const Model& model) {
+  auto m = model.Build(0);
+  const std::vector<Value> in = model.DenseInputs(model.Random(1));
+  absl::StatusOr<Value> out = decomposed::eval::Evaluate(*m, in, {});
+  if (!out.ok()) {
+    state.SkipWithError("evaluation failed");
+    return;
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("replay_bench_" + std::to_string(::getpid()) + ".decomposed_hlo_snapshot"))
+          .string();
+  decomposed::PackRequest pack;
+  pack.snapshot = *decomposed::SnapshotFromModule(m->proto().SerializeAsString());
+  for (const Value& v : in) {
+    pack.inputs.push_back(
+        decomposed::ProtoLiteral(*decomposed::eval::LiteralFromArray(v.array())));
+  }
+  for (const Value& v : decomposed::eval::FlattenOutputs(*out)) {
+    pack.outputs.push_back(
+        decomposed::ProtoLiteral(*decomposed::eval::LiteralFromArray(v.array())));
+  }
+  if (!decomposed::PackToFile(pack, path).ok()) {
+    state.SkipWithError("pack failed");
+    return;
+  }
+  decomposed::run::RunRequest plain;
+  plain.source.snapshot = path;
+  decomposed::run::RunRequest three = plain;
+  three.check = decomposed::run::RunCheck::kThreeWay;
+  double single = 0, three_way = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    absl::StatusOr<decomposed::run::RunReport> a = decomposed::run::RunSnapshot(plain);
+    const auto t1 = Clock::now();
+    absl::StatusOr<decomposed::run::RunReport> b = decomposed::run::RunSnapshot(three);
+    const auto t2 = Clock::now();
+    if (!a.ok() || !b.ok() || !b->three_way) {
+      state.SkipWithError("run failed");
+      break;
+    }
+    benchmark::DoNotOptimize(a);
+    benchmark::DoNotOptimize(b);
+    single += Seconds(t0, t1);
+    three_way += Seconds(t1, t2);
+  }
+  std::filesystem::remove(path);
+  state.counters["ratio"] = three_way / single;
+  state.counters["single_ms"] = 1e3 * single / state.iterations();
+  state.counters["three_way_ms"] = 1e3 * three_way / state.iterations();
+}
+
+void BM_ThreeWayOverSingleRun_Mlp(benchmark::State& state) {
+  ThreeWayOverSingleRun(state, kMlp);
+}
+void BM_ThreeWayOverSingleRun_ElementwiseF32(benchmark::State& state) {
+  ThreeWayOverSingleRun(state, ElementwiseChain{decomposed::xla::F32});
+}
+void BM_ThreeWayOverSingleRun_ElementwiseBf16(benchmark::State& state) {
+  ThreeWayOverSingleRun(state, ElementwiseChain{decomposed::xla::BF16});
+}
+BENCHMARK(BM_ThreeWayOverSingleRun_Mlp)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(BM_ThreeWayOverSingleRun_ElementwiseF32)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(BM_ThreeWayOverSingleRun_ElementwiseBf16)->Unit(benchmark::kMillisecond)->MinTime(2);
 
 }  // namespace
 
