@@ -221,20 +221,28 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
 absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request) {
   absl::StatusOr<eval::MpiProcess> mpi = eval::StartMpi();
   if (!mpi.ok()) return mpi.status();
+  const int64_t me = mpi->rank;
+  // Each process loads its own rank only. Every step's error is agreed on
+  // below, the job's size too (processes started with different
+  // arguments may disagree on it), so none waits for one that stopped.
+  absl::Status ready;
+  absl::StatusOr<LoadedRanks> loaded = absl::UnknownError("not loaded");
+  absl::StatusOr<std::unique_ptr<TensorSet>> recorded = std::unique_ptr<TensorSet>();
+  RunOptions run = request.run;
   if (static_cast<size_t>(mpi->size) != request.ranks.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    ready = absl::InvalidArgumentError(absl::StrCat(
         "expected one MPI process per rank: the job has ", mpi->size, " processes (mpirun -np ",
         mpi->size, ") and ", request.ranks.size(), " ranks were given"));
+  } else {
+    loaded = LoadRanks(request, me);
+    if (!loaded.ok()) {
+      ready = loaded.status();
+    } else {
+      recorded = RecordedOutputs(request, loaded->programs[me], me, loaded->paths[me]);
+      ready = recorded.status();
+    }
+    if (ready.ok()) ready = ReadSubstitutes(request.substitute_files, &run);
   }
-  const int64_t me = mpi->rank;
-  // Each process loads its own rank only.
-  absl::StatusOr<LoadedRanks> loaded = LoadRanks(request, me);
-  absl::StatusOr<std::unique_ptr<TensorSet>> recorded =
-      loaded.ok() ? RecordedOutputs(request, loaded->programs[me], me, loaded->paths[me])
-                  : absl::StatusOr<std::unique_ptr<TensorSet>>(loaded.status());
-  RunOptions run = request.run;
-  absl::Status ready = recorded.status();
-  if (ready.ok()) ready = ReadSubstitutes(request.substitute_files, &run);
   // Every process learns whether all are ready before any evaluates, so
   // none waits in a collective for a process that could not start.
   if (absl::Status all = eval::AllProcessesOk(ready); !all.ok()) return all;

@@ -109,7 +109,9 @@ bool LooksLikeHloText(std::string_view head) {
       break;
     }
   }
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+  };
   static constexpr std::string_view kWord = "HloModule";
   if (head.substr(i, kWord.size()) == kWord) {
     const size_t after = i + kWord.size();
