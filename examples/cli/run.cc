@@ -89,6 +89,17 @@ bool Given(const CLI::App& app, const char* name) {
 }
 
 // --bisect: the divergence origins of the snapshot's module.
+// --substitute NAME=FILE.npy, each parsed (usage error when malformed).
+std::vector<std::pair<std::string, std::string>> SubstituteFiles(const State& st) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& spec : st.substitutes) {
+    absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
+    if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
+    files.push_back(*p);
+  }
+  return files;
+}
+
 int RunBisectCommand(CLI::App& app, State& st) {
   for (const char* n : {"--compare", "--three-way", "--output-prefix", "--to", "--dump",
                         "--plot", "--show", "--allow-dtype-mismatch", "--inputs"}) {
@@ -101,11 +112,7 @@ int RunBisectCommand(CLI::App& app, State& st) {
   req.source.snapshot = st.snapshot;
   req.source.module = st.module;
   req.load.snapshot_type = *SnapshotTypeFromName(st.snapshot_type);
-  for (const std::string& spec : st.substitutes) {
-    absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
-    if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
-    req.substitute_files.push_back(*p);
-  }
+  req.substitute_files = SubstituteFiles(st);
   req.run.numerics = *eval::NumericsFromName(st.numerics);
   req.run.threads = st.threads;
   req.against = st.against;
@@ -156,11 +163,7 @@ int RunRanksCommand(CLI::App& app, State& st) {
   }
   req.load.dtypes = so.dtypes;
   req.load.dtype = so.dtype;
-  for (const std::string& spec : st.substitutes) {
-    absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
-    if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
-    req.substitute_files.push_back(*p);
-  }
+  req.substitute_files = SubstituteFiles(st);
   req.run.numerics = *eval::NumericsFromName(st.numerics);
   req.run.threads = st.threads;
   req.replica_count = st.replicas;
@@ -369,11 +372,7 @@ Action Setup(CLI::App& app) {
     req.load.dtypes = so.dtypes;
     req.load.dtype = so.dtype;
     req.check_set = so;
-    for (const std::string& spec : st->substitutes) {
-      absl::StatusOr<std::pair<std::string, std::string>> p = run::ParseSubstitute(spec);
-      if (!p.ok()) throw CLI::ValidationError("--substitute", std::string(p.status().message()));
-      req.substitute_files.push_back(*p);
-    }
+    req.substitute_files = SubstituteFiles(*st);
     if (!st->to.empty()) {
       if (st->to[0] != "npz") {
         throw CLI::ValidationError(

@@ -20,6 +20,19 @@
 #include "run_internal.h"
 
 namespace decomposed::run {
+
+eval::EvalOptions EvalOptionsOf(const RunOptions& r) {
+  eval::EvalOptions o;
+  o.numerics = r.numerics;
+  o.threads = r.threads;
+  o.max_array_bytes = r.max_array_bytes;
+  o.max_loop_iterations = r.max_loop_iterations;
+  o.replica_count = r.replica_count;
+  o.substitutes = r.substitutes;
+  o.custom_calls = r.custom_calls;
+  return o;
+}
+
 namespace {
 
 // A file or directory name from an HLO name: letters, digits, '_', '-' and
@@ -199,14 +212,7 @@ absl::StatusOr<RunResult> Execute(const RunProgram& program, const RunOptions& o
   }
   RunResult r;
   r.numerics = options.numerics;
-  eval::EvalOptions eo;
-  eo.numerics = options.numerics;
-  eo.threads = options.threads;
-  eo.max_array_bytes = options.max_array_bytes;
-  eo.max_loop_iterations = options.max_loop_iterations;
-  eo.replica_count = options.replica_count;
-  eo.substitutes = options.substitutes;
-  eo.custom_calls = options.custom_calls;
+  eval::EvalOptions eo = EvalOptionsOf(options);
   eo.on_progress = options.on_progress;
   // Self time: the time of the instructions one level down is taken off
   // their caller's (their events come first).

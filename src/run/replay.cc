@@ -14,23 +14,12 @@
 #include "decomposed/eval/replicas.h"
 #include "decomposed/status.h"
 #include "nlohmann/json.hpp"
+#include "run_internal.h"
 
 namespace decomposed::run {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-eval::EvalOptions EvalOptionsOf(const RunOptions& r) {
-  eval::EvalOptions o;
-  o.numerics = r.numerics;
-  o.threads = r.threads;
-  o.max_array_bytes = r.max_array_bytes;
-  o.max_loop_iterations = r.max_loop_iterations;
-  o.replica_count = r.replica_count;
-  o.substitutes = r.substitutes;
-  o.custom_calls = r.custom_calls;
-  return o;
-}
 
 absl::Status ReadSubstitutes(const std::vector<std::pair<std::string, std::string>>& files,
                              RunOptions* options) {

@@ -6,10 +6,16 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "decomposed/eval/evaluate.h"
 #include "decomposed/eval/value.h"
+#include "decomposed/run/run.h"
 #include "decomposed/io/byte_sink.h"
 
 namespace decomposed::run {
+
+// The evaluator's options of a run (all but on_progress and on_instruction,
+// which each caller sets itself).
+eval::EvalOptions EvalOptionsOf(const RunOptions& r);
 
 // The machine's physical memory (kNoLimit when unknown).
 uint64_t PhysicalMemoryBytes();
