@@ -55,7 +55,8 @@ DERIVED = {
 }
 # Kinds that hold an HLO module (text or proto): the `hlo` command's files.
 HLO_TEXT_PREFIX = "HLO text"
-HLO_PROTO_KINDS = {"HloProto(binary)", "HloModuleProto(binary)"}
+HLO_PROTO_KINDS = {"HloProto(binary)", "HloModuleProto(binary)",
+                   "HloUnoptimizedSnapshot(binary)"}
 
 # The arguments-only snapshot from XLA's mlir_bisect test, and the values of
 # its two S32[3,1] arguments (SOURCES.md section 2; the test's CHECK lines);
@@ -207,15 +208,9 @@ HLO_ENABLED = True
 # them as known; one that starts passing is reported too, so that the entry
 # goes.
 KNOWN_HLO = {
-    "ROCm+xla/xla/backends/cpu/benchmarks/hlo/xnn.parallel_dots.optimized.hlo":
-        "the text read back prints differently (a scheduled module)",
-    "aws-neuron+neuronx-distributed/test/unit_test/test_data/dummy_hlo_nki_kernel.txt":
-        "the text read back prints differently",
     "pytorch+xla/test/fsdp_mnist/fsdp_mnist_bf16.hlo.0":
         "torch-xla's XLA_SAVE_TENSORS_FILE dump: HLO text after a graph "
         "report, not read as a module file",
-    "_derived/sharded_unoptimized_hlo_snapshot.pb":
-        "an HloUnoptimizedSnapshot, read as a module file instead of refused",
 }
 
 
@@ -240,6 +235,13 @@ def check_hlo_strict(cli, path, rel, kind, tmp):
     r = run(cli, ["hlo", path], f"{rel}: hlo", 0 if is_module else 1)
     if r is None or not is_module or r.returncode != 0:
         return
+    if kind in HLO_PROTO_KINDS:
+        want = kind.split("(")[0]
+        rj = run(cli, ["hlo", "--json", path], f"{rel}: hlo --json", 0)
+        if rj is not None and rj.returncode == 0:
+            form = json.loads(rj.stdout).get("form")
+            if form != want:
+                fail(f"{rel}: hlo --json: form {form!r}, expected {want!r}")
     text = r.stdout
     if not text.lstrip().startswith(b"HloModule"):
         fail(f"{rel}: hlo: the text does not start with HloModule: {text[:100]!r}")
@@ -249,19 +251,29 @@ def check_hlo_strict(cli, path, rel, kind, tmp):
     r2 = run(cli, ["hlo", again_path], f"{rel}: hlo of its own text", 0)
     if r2 is None or r2.returncode != 0:
         return
-    if kind.startswith(HLO_TEXT_PREFIX):
-        if r2.stdout != text:
-            fail(f"{rel}: hlo: printing the printed text gives other text")
+    if r2.stdout != text and (kind.startswith(HLO_TEXT_PREFIX)
+                              and computation_blocks(r2.stdout)
+                              != computation_blocks(text)):
+        fail(f"{rel}: hlo: printing the printed text gives other text")
         return
-    # From a proto, XLA's order of computations follows the instructions'
-    # ids, which text numbers afresh: the text read back may order callees
-    # differently once (XLA's printer does the same), and from then on is
-    # a fixed point.
+    # XLA orders the callees of a computation by its instruction list: the
+    # proto's ids, or a text's line order. The printed text lists
+    # instructions in post-order, so when the input's order was another (a
+    # proto, or hand-written text) the text read back may order the same
+    # computations differently once (XLA's printer does the same), and from
+    # then on is a fixed point.
+    if r2.stdout == text:
+        return
     with open(again_path, "wb") as f:
         f.write(r2.stdout)
     r3 = run(cli, ["hlo", again_path], f"{rel}: hlo of its text's text", 0)
     if r3 is not None and r3.returncode == 0 and r3.stdout != r2.stdout:
         fail(f"{rel}: hlo: the text read back twice does not print the same")
+
+
+def computation_blocks(text):
+    """The printed computations (blank-line separated), in sorted order."""
+    return sorted(text.split(b"\n\n"))
 
 
 def main():

@@ -133,6 +133,26 @@ TEST(ModuleFileTest, EveryFormByContent) {
   EXPECT_EQ(h->form, ModuleFileForm::kHloProto);
   EXPECT_EQ(h->module.SerializeAsString(), bytes);
 
+  // XLA's unoptimized snapshot: the module, then each partition's
+  // arguments (field 2, which an HloProto does not have).
+  xla::HloUnoptimizedSnapshot u;
+  *u.mutable_hlo_module() = snap->module;
+  for (int partition = 0; partition < 2; ++partition) {
+    xla::LiteralProto* arg = u.add_partitions()->add_arguments();
+    arg->mutable_shape()->set_element_type(xla::S32);
+    arg->add_s32s(partition);
+  }
+  absl::StatusOr<ModuleFile> un = ReadModuleFile(dir.Write("u.pb", u.SerializeAsString()));
+  ASSERT_TRUE(un.ok()) << un.status();
+  EXPECT_EQ(un->form, ModuleFileForm::kHloUnoptimizedSnapshot);
+  EXPECT_EQ(ModuleFileFormName(un->form), "HloUnoptimizedSnapshot");
+  EXPECT_EQ(un->module.SerializeAsString(), bytes);
+  // Without partitions the bytes are an HloProto's.
+  u.clear_partitions();
+  absl::StatusOr<ModuleFile> none = ReadModuleFile(dir.Write("u0.pb", u.SerializeAsString()));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->form, ModuleFileForm::kHloProto);
+
   const std::string classic = dir.File("classic.pb");
   ASSERT_TRUE(ConvertSnapshot(kExample, classic, SnapshotType::kClassic).ok());
   absl::StatusOr<ModuleFile> c = ReadModuleFile(classic);

@@ -79,6 +79,7 @@ std::string_view ModuleFileFormName(ModuleFileForm form) {
     case ModuleFileForm::kClassicSnapshot: return "classic snapshot";
     case ModuleFileForm::kHloModuleProto: return "HloModuleProto";
     case ModuleFileForm::kHloProto: return "HloProto";
+    case ModuleFileForm::kHloUnoptimizedSnapshot: return "HloUnoptimizedSnapshot";
     case ModuleFileForm::kHloText: return "HLO text";
   }
   return "?";
@@ -185,6 +186,19 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
     } else if (!HasComputations(f.module)) {
       why_module = NoComputations(f.module);
     } else {
+      return f;
+    }
+  }
+  {
+    // Field 1 is a module here too; its partitions (field 2) tell it from an
+    // HloProto, which has no field 2.
+    xla::HloUnoptimizedSnapshot u;
+    if (u.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+        u.partitions_size() > 0 && u.has_hlo_module() &&
+        HasComputations(u.hlo_module())) {
+      ModuleFile f;
+      f.form = ModuleFileForm::kHloUnoptimizedSnapshot;
+      f.module = std::move(*u.mutable_hlo_module());
       return f;
     }
   }

@@ -58,11 +58,16 @@ enum class ModuleFileForm {
   kClassicSnapshot,
   kHloModuleProto,
   kHloProto,
+  // XLA's --xla_dump_hlo_unoptimized_snapshots file: an HloModuleProto and
+  // each partition's arguments (HloUnoptimizedSnapshot, proto/hlo.proto).
+  // Its module is read; its arguments are not. One without partitions is
+  // on the wire an HloProto, and is read as one.
+  kHloUnoptimizedSnapshot,
   kHloText,
 };
 
 // "decomposed snapshot", "classic snapshot", "HloModuleProto", "HloProto",
-// "HLO text".
+// "HloUnoptimizedSnapshot", "HLO text".
 std::string_view ModuleFileFormName(ModuleFileForm form);
 
 struct ModuleFile {
