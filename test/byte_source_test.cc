@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/testing/fault_source.h"
 #include "gmock/gmock.h"
@@ -70,7 +71,7 @@ struct MmapFactory {
   int n = 0;
   std::unique_ptr<Source> Make(const std::string& data) {
     return std::make_unique<Source>(
-        dir.Write("f" + std::to_string(n++), data));
+        dir.Write(absl::StrCat("f", n++), data));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/capture/bundle_reader.h"
 #include "decomposed/capture/pt_reader.h"
 #include "decomposed/capture/regular_file.h"
@@ -48,7 +49,9 @@ void SparseFile(const std::string& path, uint64_t size,
 
 // MARK, n NONEs, TUPLE, STOP: n + 1 values.
 std::string TupleOfNones(size_t n) {
-  return "(" + std::string(n, 'N') + "t.";
+  std::string s = "(";
+  s.append(n, 'N');
+  return s + "t.";
 }
 
 TEST(CaptureLimits, PickleValuesAtAndPastLimit) {
@@ -78,11 +81,11 @@ TEST(CaptureLimits, PickleDepthAtAndPastLimit) {
   // NONE is depth 1; each TUPLE1 adds one.
   const size_t ok = limits::kMaxPickleDepth - 1;
   absl::StatusOr<PicklePtr> at =
-      Unpickle("N" + std::string(ok, '\x85') + ".", "at");
+      Unpickle(absl::StrCat("N", std::string(ok, '\x85'), "."), "at");
   ASSERT_TRUE(at.ok()) << at.status();
   EXPECT_EQ((*at)->depth, limits::kMaxPickleDepth);
   absl::StatusOr<PicklePtr> past =
-      Unpickle("N" + std::string(ok + 1, '\x85') + ".", "past");
+      Unpickle(absl::StrCat("N", std::string(ok + 1, '\x85'), "."), "past");
   EXPECT_EQ(past.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(past.status().message(), HasSubstr("nested deeper"));
 }
@@ -96,7 +99,7 @@ std::string ZipOfEmptyEntries(size_t n) {
   o.alignment = 1;
   StoredZipWriter<StringSink> zip(sink, o);
   for (size_t i = 0; i < n; ++i) {
-    EXPECT_TRUE(zip.AddEntry("e" + std::to_string(i), "").ok());
+    EXPECT_TRUE(zip.AddEntry(absl::StrCat("e", i), "").ok());
   }
   EXPECT_TRUE(zip.Finish().ok());
   return bytes;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/container/box.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
@@ -123,8 +124,8 @@ TEST(LimitsTest, BoxPayloadLenientAtLimit) {
 class SparseFile {
  public:
   explicit SparseFile(uint64_t snapshot_len) {
-    path_ = std::string(DECOMPOSED_BINARY_DIR) + "/limits_sparse_" +
-            std::to_string(snapshot_len) + "_" + std::to_string(getpid());
+    path_ = absl::StrCat(DECOMPOSED_BINARY_DIR, "/limits_sparse_", snapshot_len, "_",
+                         getpid());
     char box[limits::kMaxBoxBytes];
     size_t n = EncodeBox(snapshot_len, box);
     char zero[limits::kMaxBoxBytes];

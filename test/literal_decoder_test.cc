@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -396,7 +397,7 @@ TEST(LiteralDecoderErrorTest, FuzzedBodiesNeverCrash) {
         case 1: b.erase(at, 1 + rng() % 3); break;
         default: b.insert(at, 1, static_cast<char>(rng()));
       }
-      if (b.empty()) b = "x";
+      if (b.empty()) b.assign(1, 'x');
     }
     Decoded d = DecodeMem(b);
     if (d.status.ok()) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/container/framing.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/shape_inference.h"
@@ -278,7 +279,7 @@ std::string FileWithModule(const std::vector<xla::ShapeProto>& params,
   std::vector<hlo::HloOp> ps;
   for (size_t i = 0; i < params.size(); ++i) {
     ps.push_back(main.Parameter(static_cast<int64_t>(i), params[i],
-                                "p" + std::to_string(i)));
+                                absl::StrCat("p", i)));
   }
   hlo::HloOp root = main.Tuple(ps);
   if (break_module) {

@@ -17,6 +17,7 @@
 // (80 01), split_configs 17 (8a 01). U64 = 9, F32 = 11, F64 = 12, TUPLE 13.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "decomposed/container/box.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
@@ -355,8 +356,8 @@ std::string Len(size_t n) {
 std::string NestedPhysicalShapes(int levels) {
   std::string shape = "\x10\x0b";
   for (int i = 0; i < levels; ++i) {
-    std::string layout = "\x52" + Len(shape.size()) + shape;
-    shape = "\x10\x0b\x2a" + Len(layout.size()) + layout;
+    std::string layout = absl::StrCat("\x52", Len(shape.size()), shape);
+    shape = absl::StrCat("\x10\x0b\x2a", Len(layout.size()), layout);
   }
   return shape;
 }
