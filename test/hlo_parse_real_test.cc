@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/text.h"
 #include "decomposed/hlo/validate.h"
@@ -61,19 +62,15 @@ std::vector<std::string> HloTextFiles(const fs::path& dir) {
   return out;
 }
 
-// torch-xla's XLA_SAVE_TENSORS_FILE dump holds many modules, each between
-// `## BEGIN_GRAPH` and `## END_GRAPH` after a header of Python frames.
-std::vector<std::string> SplitTensorsFile(const std::string& text) {
+// torch-xla's XLA_SAVE_TENSORS_FILE dump holds many modules
+// (hlo/tensors_dump.h); any other text is one.
+std::vector<std::string> ModuleTexts(const std::string& text) {
+  if (!LooksLikeTensorsDump(text)) return {text};
+  absl::StatusOr<TensorsDump> d = SplitTensorsDump(text);
+  EXPECT_TRUE(d.ok()) << d.status();
   std::vector<std::string> out;
-  size_t pos = 0;
-  while (true) {
-    size_t b = text.find("## BEGIN_GRAPH\n", pos);
-    if (b == std::string::npos) break;
-    b += 15;
-    const size_t e = text.find("## END_GRAPH", b);
-    if (e == std::string::npos) break;
-    out.push_back(text.substr(b, e - b));
-    pos = e;
+  if (d.ok()) {
+    for (const TensorsDumpGraph& g : d->graphs) out.emplace_back(g.text);
   }
   return out;
 }
@@ -103,13 +100,8 @@ TEST(HloParseRealTest, EveryRealHloTextParsesAndValidates) {
   int files = 0, modules = 0;
   for (const std::string& rel : HloTextFiles(dir)) {
     const std::string text = ReadFile(dir / rel);
-    std::vector<std::string> parts;
-    if (text.find("## BEGIN_GRAPH\n") != std::string::npos) {
-      parts = SplitTensorsFile(text);
-      EXPECT_GT(parts.size(), 1u) << rel;
-    } else {
-      parts.push_back(text);
-    }
+    const std::vector<std::string> parts = ModuleTexts(text);
+    if (LooksLikeTensorsDump(text)) EXPECT_EQ(parts.size(), 82u) << rel;
     ++files;
     for (size_t i = 0; i < parts.size(); ++i) {
       absl::StatusOr<ParsedHloText> t = ParseHloText(parts[i]);
@@ -128,7 +120,7 @@ TEST(HloParseRealTest, EveryRealHloTextParsesAndValidates) {
     }
   }
   EXPECT_EQ(files, 63);
-  EXPECT_GE(modules, 63 + 81);
+  EXPECT_GE(modules, 62 + 82);  // 62 files of one module, a dump of 82
 }
 
 }  // namespace
@@ -267,12 +259,7 @@ TEST(HloParseRealTest, RealTextsSurvivePrintAndParse) {
   int modules = 0;
   for (const std::string& rel : HloTextFiles(dir)) {
     const std::string text = ReadFile(dir / rel);
-    std::vector<std::string> parts;
-    if (text.find("## BEGIN_GRAPH\n") != std::string::npos) {
-      parts = SplitTensorsFile(text);
-    } else {
-      parts.push_back(text);
-    }
+    const std::vector<std::string> parts = ModuleTexts(text);
     for (size_t k = 0; k < parts.size(); ++k) {
       absl::StatusOr<ParsedHloText> t = ParseHloText(parts[k]);
       ASSERT_TRUE(t.ok()) << rel;
@@ -305,7 +292,7 @@ TEST(HloParseRealTest, RealTextsSurvivePrintAndParse) {
       ++modules;
     }
   }
-  EXPECT_GE(modules, 63 + 81);
+  EXPECT_GE(modules, 62 + 82);  // 62 files of one module, a dump of 82
 }
 
 }  // namespace

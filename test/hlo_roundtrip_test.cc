@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "decomposed/hlo/builder.h"
@@ -19,8 +20,10 @@
 #include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/random_module.h"
+#include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/hlo/text.h"
 #include "decomposed/hlo/validate.h"
+#include "decomposed/io/byte_sink.h"
 #include "hlo_compare_util.h"
 
 namespace decomposed::hlo {
@@ -371,6 +374,149 @@ INSTANTIATE_TEST_SUITE_P(Styles, RandomRoundTripTest,
                                            HloTextStyle::kModern,
                                            HloTextStyle::kShort),
                          [](const auto& info) { return StyleName(info.param); });
+
+
+// --- torch-xla graph dumps (hlo/tensors_dump.h) -----------------------------------
+
+// Two graphs as torch-xla writes them: a report, `## BEGIN_GRAPH`, the
+// module as XLA's long style prints it (ending in a blank line), a further
+// blank line, `## END_GRAPH`, two blank lines. The modules are written by
+// hand from the printing rules (docs/hlo.md §2).
+const char kReport0[] =
+    "[ScheduleSyncTensorsGraph]\n"
+    "TensorsGraphInfo:\n"
+    "  mark_step (/w/xla_model.py:949)\n"
+    "  train (/w/train.py:12)\n"
+    "\n"
+    "Hashes: (0123abcd)\n";
+const char kModule0[] =
+    "HloModule IrToHlo.4, entry_computation_layout={(f32[2]{0})->(f32[2]{0})}\n"
+    "\n"
+    "ENTRY %IrToHlo.4 (p0.1: f32[2]) -> (f32[2]) {\n"
+    "  %p0.1 = f32[2]{0} parameter(0)\n"
+    "  %negate.2 = f32[2]{0} negate(f32[2]{0} %p0.1)\n"
+    "  ROOT %tuple.3 = (f32[2]{0}) tuple(f32[2]{0} %negate.2)\n"
+    "}\n"
+    "\n";
+const char kModule1[] =
+    "HloModule IrToHlo.3, entry_computation_layout={(s32[])->(s32[])}\n"
+    "\n"
+    "ENTRY %IrToHlo.3 (p0.1: s32[]) -> (s32[]) {\n"
+    "  %p0.1 = s32[] parameter(0)\n"
+    "  ROOT %tuple.2 = (s32[]) tuple(s32[] %p0.1)\n"
+    "}\n"
+    "\n";
+
+std::string TwoGraphDump() {
+  return absl::StrCat(kReport0, "\n## BEGIN_GRAPH\n", kModule0,
+                      "\n## END_GRAPH\n\n\n[ScheduleSyncTensorsGraph]\n"
+                      "TensorsGraphInfo:\n  step (/w/train.py:30)\n\n"
+                      "Hashes: (4567ef01)\n\n## BEGIN_GRAPH\n",
+                      kModule1, "\n## END_GRAPH\n\n\n");
+}
+
+TEST(TensorsDumpTest, SplitsIntoReportsAndModules) {
+  const std::string text = TwoGraphDump();
+  EXPECT_TRUE(LooksLikeTensorsDump(text));
+  absl::StatusOr<TensorsDump> d = SplitTensorsDump(text);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->graphs.size(), 2u);
+  const TensorsDumpGraph& g0 = d->graphs[0];
+  EXPECT_EQ(g0.text, kModule0);
+  EXPECT_EQ(g0.line, 9);  // 6 report lines, a blank line, BEGIN, then it
+  EXPECT_EQ(std::string(g0.report) + "\n", kReport0);
+  EXPECT_EQ(g0.before, absl::StrCat(kReport0, "\n## BEGIN_GRAPH\n"));
+  const TensorsDumpGraph& g1 = d->graphs[1];
+  EXPECT_EQ(g1.text, kModule1);
+  EXPECT_EQ(g1.report,
+            "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  step "
+            "(/w/train.py:30)\n\nHashes: (4567ef01)");
+  // Module 0 is lines 9-16 (its last line empty), then an empty line, END,
+  // two empty lines, 5 report lines, an empty line, BEGIN at 27.
+  EXPECT_EQ(g1.line, 28);
+  EXPECT_EQ(d->after, "\n## END_GRAPH\n\n\n");
+  // Every byte is in a piece, in order.
+  EXPECT_EQ(std::string(g0.before) + std::string(g0.text) + std::string(g1.before) +
+                std::string(g1.text) + std::string(d->after),
+            text);
+}
+
+TEST(TensorsDumpTest, PrintsTheSameDumpAgainInEachStyle) {
+  const std::string text = TwoGraphDump();
+  absl::StatusOr<TensorsDump> d = SplitTensorsDump(text);
+  ASSERT_TRUE(d.ok()) << d.status();
+  std::string out;
+  StringSink sink(&out);
+  ASSERT_TRUE(PrintTensorsDump(*d, HloPrintOptions(), sink).ok());
+  EXPECT_EQ(out, text);
+  // In the short style the reports stay and the modules change style.
+  HloPrintOptions shorter;
+  shorter.style = HloTextStyle::kShort;
+  std::string s;
+  StringSink short_sink(&s);
+  ASSERT_TRUE(PrintTensorsDump(*d, shorter, short_sink).ok());
+  EXPECT_EQ(s, absl::StrCat(
+                   kReport0, "\n## BEGIN_GRAPH\n",
+                   "HloModule IrToHlo.4, entry_computation_layout={(f32[2]{0})->(f32[2]{0})}\n"
+                   "\n"
+                   "ENTRY IrToHlo.4 {\n"
+                   "  p0.1 = f32[2]{0} parameter(0)\n"
+                   "  negate.2 = f32[2]{0} negate(p0.1)\n"
+                   "  ROOT tuple.3 = (f32[2]{0}) tuple(negate.2)\n"
+                   "}\n"
+                   "\n",
+                   std::string(d->graphs[1].before),
+                   "HloModule IrToHlo.3, entry_computation_layout={(s32[])->(s32[])}\n"
+                   "\n"
+                   "ENTRY IrToHlo.3 {\n"
+                   "  p0.1 = s32[] parameter(0)\n"
+                   "  ROOT tuple.2 = (s32[]) tuple(p0.1)\n"
+                   "}\n"
+                   "\n",
+                   std::string(d->after)));
+  // A module that does not parse is named by graph and line.
+  std::string bad = TwoGraphDump();
+  bad.replace(bad.find("negate(f32[2]{0} %p0.1)"), 6, "nagate");
+  absl::StatusOr<TensorsDump> b = SplitTensorsDump(bad);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::string ignored;
+  StringSink bad_sink(&ignored);
+  absl::Status st = PrintTensorsDump(*b, HloPrintOptions(), bad_sink);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(st.message(), "graph 0, whose text starts at line 9: line 5, "))
+      << st.message();
+}
+
+TEST(TensorsDumpTest, Detection) {
+  EXPECT_TRUE(LooksLikeTensorsDump("## BEGIN_GRAPH\nHloModule m\n"));
+  EXPECT_TRUE(LooksLikeTensorsDump("\n\n[GetTensors]\nx\n## BEGIN_GRAPH\n"));
+  EXPECT_FALSE(LooksLikeTensorsDump("[GetTensors]\nno graph follows\n"));
+  EXPECT_FALSE(LooksLikeTensorsDump("HloModule m\n\n## BEGIN_GRAPH\n"));
+  EXPECT_FALSE(LooksLikeTensorsDump("[not a title\n## BEGIN_GRAPH\n"));
+  EXPECT_FALSE(LooksLikeTensorsDump(""));
+}
+
+TEST(TensorsDumpTest, MalformedDumpsNameTheLine) {
+  auto error = [](const std::string& text) {
+    absl::StatusOr<TensorsDump> d = SplitTensorsDump(text);
+    EXPECT_FALSE(d.ok());
+    return d.ok() ? std::string() : std::string(d.status().message());
+  };
+  EXPECT_EQ(error("[T]\n## BEGIN_GRAPH\nHloModule m\n"),
+            "line 3: expected `## END_GRAPH` for the `## BEGIN_GRAPH` of line 2, "
+            "found the end of the file");
+  EXPECT_EQ(error("[T]\n## BEGIN_GRAPH\nHloModule m\n## BEGIN_GRAPH\n"),
+            "line 4: expected `## END_GRAPH` for the `## BEGIN_GRAPH` of line 2, "
+            "found another `## BEGIN_GRAPH`");
+  EXPECT_EQ(error("[T]\n## END_GRAPH\n"),
+            "line 2: expected `## BEGIN_GRAPH` before `## END_GRAPH`, found "
+            "`## END_GRAPH` outside a graph");
+  EXPECT_EQ(error("[T]\n## BEGIN_GRAPH\n\n## END_GRAPH\n"),
+            "line 4: expected the module's HLO text after `## BEGIN_GRAPH` of "
+            "line 2, found `## END_GRAPH` first");
+  EXPECT_EQ(error("[T]\nreport only\n"),
+            "line 2: expected a `## BEGIN_GRAPH` line, found none in the file");
+}
 
 }  // namespace
 }  // namespace decomposed::hlo

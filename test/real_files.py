@@ -207,11 +207,10 @@ HLO_ENABLED = True
 # For these the check requires only no crash (exit 0 or 1) and reports
 # them as known; one that starts passing is reported too, so that the entry
 # goes.
-KNOWN_HLO = {
-    "pytorch+xla/test/fsdp_mnist/fsdp_mnist_bf16.hlo.0":
-        "torch-xla's XLA_SAVE_TENSORS_FILE dump: HLO text after a graph "
-        "report, not read as a module file",
-}
+KNOWN_HLO = {}
+# torch-xla's XLA_SAVE_TENSORS_FILE dump: graph reports, each module between
+# `## BEGIN_GRAPH` and `## END_GRAPH`. `hlo` prints the dump again.
+TENSORS_DUMP_KIND = "HLO text (torch-xla XLA_SAVE_TENSORS_FILE dump)"
 
 
 def check_hlo(cli, path, rel, kind, tmp):
@@ -243,7 +242,9 @@ def check_hlo_strict(cli, path, rel, kind, tmp):
             if form != want:
                 fail(f"{rel}: hlo --json: form {form!r}, expected {want!r}")
     text = r.stdout
-    if not text.lstrip().startswith(b"HloModule"):
+    if kind == TENSORS_DUMP_KIND:
+        check_tensors_dump(cli, path, rel, text)
+    elif not text.lstrip().startswith(b"HloModule"):
         fail(f"{rel}: hlo: the text does not start with HloModule: {text[:100]!r}")
     again_path = os.path.join(tmp, "again.hlo")
     with open(again_path, "wb") as f:
@@ -269,6 +270,26 @@ def check_hlo_strict(cli, path, rel, kind, tmp):
     r3 = run(cli, ["hlo", again_path], f"{rel}: hlo of its text's text", 0)
     if r3 is not None and r3.returncode == 0 and r3.stdout != r2.stdout:
         fail(f"{rel}: hlo: the text read back twice does not print the same")
+
+
+def check_tensors_dump(cli, path, rel, text):
+    with open(path, "rb") as f:
+        original = f.read()
+    graphs = original.count(b"\n## BEGIN_GRAPH\n")
+    first = original.split(b"\n", 1)[0]
+    if not text.startswith(first + b"\n") or text.count(b"\n## BEGIN_GRAPH\n") != graphs:
+        fail(f"{rel}: hlo: the dump printed again does not keep its reports")
+    r = run(cli, ["hlo", "--json", path], f"{rel}: hlo --json", 0)
+    if r is not None and r.returncode == 0:
+        j = json.loads(r.stdout)
+        if j.get("form") != "torch-xla graph dump" or len(j.get("graphs", [])) != graphs:
+            fail(f"{rel}: hlo --json: expected {graphs} graphs of a torch-xla "
+                 f"graph dump, found {str(j)[:200]}")
+    for g in (0, graphs - 1):
+        r = run(cli, ["hlo", "--graph", str(g), path], f"{rel}: hlo --graph {g}", 0)
+        if r is not None and r.returncode == 0 and not r.stdout.startswith(b"HloModule"):
+            fail(f"{rel}: hlo --graph {g}: not a module's text: {r.stdout[:100]!r}")
+    run(cli, ["hlo", "--graph", str(graphs), path], f"{rel}: hlo --graph {graphs}", 1)
 
 
 def computation_blocks(text):

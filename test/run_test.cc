@@ -182,6 +182,59 @@ TEST(ModuleFileTest, TextIsDetected) {
   ASSERT_EQ(t->module.computations_size(), 1);
 }
 
+// torch-xla's graph dump: one graph is read, as the options say.
+TEST(ModuleFileTest, TensorsDumpGraphs) {
+  TempDir dir;
+  auto graph = [](const std::string& name) {
+    return absl::StrCat("[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (a.py:1)\n\n",
+                        "## BEGIN_GRAPH\nHloModule ", name, "\n\nENTRY ", name,
+                        " {\n  ROOT c = f32[] constant(1)\n}\n\n\n## END_GRAPH\n\n\n");
+  };
+  const std::string one = dir.Write("one.hlo.0", graph("g0"));
+  absl::StatusOr<ModuleFile> m = ReadModuleFile(one);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->form, ModuleFileForm::kTensorsDump);
+  EXPECT_EQ(ModuleFileFormName(m->form), "torch-xla graph dump");
+  EXPECT_EQ(m->module.name(), "g0");
+  EXPECT_EQ(m->graph, 0);
+  EXPECT_EQ(m->graphs, 1);
+
+  const std::string two = dir.Write("two.hlo.0", graph("g0") + graph("g1"));
+  absl::StatusOr<ModuleFile> either = ReadModuleFile(two);
+  ASSERT_FALSE(either.ok());
+  EXPECT_EQ(either.status().message(),
+            "file: torch-xla graph dump: expected one graph, found 2; name one, "
+            "from 0 to 1: `decomposed hlo FILE --graph N -o N.hlo` writes it (" +
+                two + ")");
+  ModuleFileOptions o;
+  o.graph = 1;
+  absl::StatusOr<ModuleFile> second = ReadModuleFile(two, o);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->module.name(), "g1");
+  EXPECT_EQ(second->graph, 1);
+  EXPECT_EQ(second->graphs, 2);
+  o.graph = 2;
+  absl::StatusOr<ModuleFile> past = ReadModuleFile(two, o);
+  ASSERT_FALSE(past.ok());
+  EXPECT_THAT(std::string(past.status().message()),
+              HasSubstr("expected a graph in [0, 2), found 2"));
+  o.graph = ModuleFileOptions::kEveryGraph;
+  absl::StatusOr<ModuleFile> every = ReadModuleFile(two, o);
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->module.computations_size(), 0);
+  EXPECT_EQ(every->dump_text, graph("g0") + graph("g1"));
+  // A graph asked of another form of file; every graph of one is the module.
+  o.graph = 0;
+  absl::StatusOr<ModuleFile> not_dump = ReadModuleFile(kExample, o);
+  ASSERT_FALSE(not_dump.ok());
+  EXPECT_THAT(std::string(not_dump.status().message()),
+              HasSubstr("the file is not a torch-xla graph dump"));
+  o.graph = ModuleFileOptions::kEveryGraph;
+  absl::StatusOr<ModuleFile> plain = ReadModuleFile(kExample, o);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->module.name(), "example");
+}
+
 // The example's module as HLO text (examples/make_example.py's docstring),
 // run on the example's inputs and checked against its recorded output.
 TEST(ModuleFileTest, HloTextRuns) {

@@ -1,11 +1,14 @@
 // decomposed hlo FILE [--style long|modern|short] [--large-constants]
-//                     [-o OUT] [--to-proto] [--json]
+//                     [--graph N] [-o OUT] [--to-proto] [--json]
 //
 // The module of FILE (a decomposed or classic snapshot, an HloModuleProto,
-// an HloProto or HLO text, told apart by content; `-` reads stdin) as
-// XLA's text (docs/hlo.md §2), as a serialized HloModuleProto, or as a
-// JSON summary. OUT is written through a temp file and a rename; without
-// -o the output goes to stdout (--to-proto refuses a terminal).
+// an HloProto, an HloUnoptimizedSnapshot, HLO text or a torch-xla graph
+// dump, told apart by content; `-` reads stdin) as XLA's text (docs/hlo.md
+// §2), as a serialized HloModuleProto, or as a JSON summary. Of a graph
+// dump, --graph N reads graph N; without it the text is the whole dump
+// again with each module printed in the style asked, and --json a summary
+// per graph. OUT is written through a temp file and a rename; without -o
+// the output goes to stdout (--to-proto refuses a terminal).
 #include <unistd.h>
 
 #include <memory>
@@ -15,6 +18,7 @@
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/summary.h"
+#include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/fd.h"
 #include "decomposed/npy/json_text.h"
@@ -26,6 +30,7 @@ namespace {
 struct State {
   std::string file, out, style = "long";
   bool large_constants = false, to_proto = false, json = false;
+  int64_t graph = -1;
 };
 
 // Writes `emit`'s bytes to OUT atomically, or to stdout.
@@ -43,11 +48,59 @@ absl::Status WriteOutput(const std::string& out, Emit&& emit) {
   return sink.Commit();
 }
 
+hlo::HloTextStyle StyleOf(const std::string& name) {
+  return name == "modern" ? hlo::HloTextStyle::kModern
+         : name == "short" ? hlo::HloTextStyle::kShort
+                           : hlo::HloTextStyle::kLong;
+}
+
+// A graph dump read whole: the dump printed again, or a summary per graph.
+absl::Status DumpOutput(const State& st, const ModuleFile& file) {
+  absl::StatusOr<hlo::TensorsDump> dump = hlo::SplitTensorsDump(file.dump_text);
+  if (!dump.ok()) return dump.status();
+  if (!st.json) {
+    hlo::HloPrintOptions options;
+    options.style = StyleOf(st.style);
+    options.print_large_constants = st.large_constants;
+    return WriteOutput(st.out, [&](auto& sink) {
+      return hlo::PrintTensorsDump(*dump, options, sink);
+    });
+  }
+  nlohmann::ordered_json j;
+  j["form"] = std::string(ModuleFileFormName(file.form));
+  nlohmann::ordered_json& graphs = j["graphs"];
+  graphs = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < dump->graphs.size(); ++i) {
+    const hlo::TensorsDumpGraph& g = dump->graphs[i];
+    auto where = [&](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("graph ", i, ", whose text starts at line ",
+                                                 g.line, ": ", s.message()));
+    };
+    absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(g.text);
+    if (!t.ok()) return where(t.status());
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> m =
+        hlo::HloModule::Create(std::move(t->module));
+    if (!m.ok()) return where(m.status());
+    nlohmann::ordered_json one;
+    one["graph"] = i;
+    one["line"] = g.line;
+    const std::string_view report = g.report;
+    one["report_title"] = std::string(report.substr(0, report.find('\n')));
+    one.update(hlo::SummarizeModule(**m).ToJson());
+    graphs.push_back(std::move(one));
+  }
+  return WriteOutput(st.out, [&](auto& sink) {
+    sink.Write(JsonText(j));
+    return sink.status();
+  });
+}
+
 Action Setup(CLI::App& app) {
   auto st = std::make_shared<State>();
   app.add_option("FILE", st->file,
                  "a decomposed or classic snapshot, an HloModuleProto, an "
-                 "HloProto or HLO text (by content); - reads stdin")
+                 "HloProto, an HloUnoptimizedSnapshot, HLO text or a "
+                 "torch-xla graph dump (by content); - reads stdin")
       ->required();
   app.add_option("--style", st->style,
                  "long: XLA's text of 2022-2025 (torch-neuronx dumps); "
@@ -55,6 +108,10 @@ Action Setup(CLI::App& app) {
       ->check(CLI::IsMember({"long", "modern", "short"}));
   app.add_flag("--large-constants", st->large_constants,
                "print every constant in full (not {...} past 10 elements)");
+  app.add_option("--graph", st->graph,
+                 "of a torch-xla graph dump (XLA_SAVE_TENSORS_FILE): the "
+                 "graph to read, from 0; without it, every graph")
+      ->check(kNonNegative);
   app.add_option("-o,--output", st->out, "write here instead of stdout");
   auto* proto = app.add_flag("--to-proto", st->to_proto,
                              "write the serialized HloModuleProto");
@@ -63,8 +120,20 @@ Action Setup(CLI::App& app) {
                "calls, collectives, constants, FLOPs")
       ->excludes(proto);
   return [st, &app] {
-    absl::StatusOr<ModuleFile> file = ReadModuleFile(st->file);
+    ModuleFileOptions read;
+    read.graph = st->graph >= 0 ? st->graph : ModuleFileOptions::kEveryGraph;
+    absl::StatusOr<ModuleFile> file = ReadModuleFile(st->file, read);
     if (!file.ok()) return Fail(app, file.status());
+    if (file->form == ModuleFileForm::kTensorsDump && file->graph < 0) {
+      if (st->to_proto) {
+        throw CLI::ValidationError(
+            "--to-proto", absl::StrCat("the file is a torch-xla graph dump of ",
+                                       file->graphs,
+                                       " graphs: name one with --graph N"));
+      }
+      absl::Status s = DumpOutput(*st, *file);
+      return s.ok() ? kExitOk : Fail(app, s);
+    }
     if (st->to_proto) {
       if ((st->out.empty() || st->out == "-") && ::isatty(STDOUT_FILENO)) {
         return Fail(app, absl::InvalidArgumentError(
@@ -90,15 +159,17 @@ Action Setup(CLI::App& app) {
     if (st->json) {
       nlohmann::ordered_json j = hlo::SummarizeModule(**module).ToJson();
       j["form"] = std::string(ModuleFileFormName(file->form));
+      if (file->graph >= 0) {
+        j["graph"] = file->graph;
+        j["graphs"] = file->graphs;
+      }
       s = WriteOutput(st->out, [&](auto& sink) {
         sink.Write(JsonText(j));
         return sink.status();
       });
     } else {
       hlo::HloPrintOptions options;
-      options.style = st->style == "modern" ? hlo::HloTextStyle::kModern
-                      : st->style == "short" ? hlo::HloTextStyle::kShort
-                                             : hlo::HloTextStyle::kLong;
+      options.style = StyleOf(st->style);
       options.print_large_constants = st->large_constants;
       s = WriteOutput(st->out, [&](auto& sink) {
         return hlo::PrintHloModule(**module, options, sink,

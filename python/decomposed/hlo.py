@@ -105,10 +105,16 @@ def parse(text: str) -> Module:
                   form="HLO text")
 
 
-def load(path) -> Module:
+def load(path, graph=None) -> Module:
     """The module of the file at `path`: a decomposed or classic snapshot,
-    an HloModuleProto (model.hlo), an HloProto or HLO text, told apart by
-    content ("-": standard input)."""
+    an HloModuleProto (model.hlo), an HloProto, XLA's HloUnoptimizedSnapshot,
+    HLO text or torch-xla's graph dump (XLA_SAVE_TENSORS_FILE), told apart
+    by content ("-": standard input). Of a graph dump, `graph` (from 0)
+    names the graph; without it the dump must hold one."""
     import os
-    data, form, config, has_layout = _decomposed._hlo_load(os.fspath(path))
+    if graph is not None and (isinstance(graph, bool) or not isinstance(graph, int)
+                              or graph < 0):
+        raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
+    data, form, config, has_layout = _decomposed._hlo_load(
+        os.fspath(path), -1 if graph is None else graph)
     return Module(data, config=config, has_entry_layout=has_layout, form=form)

@@ -117,11 +117,13 @@ py::tuple Parse(const std::string& text) {
 }
 
 // (module bytes, form name, config attributes, has entry layout).
-py::tuple Load(const std::string& path) {
+py::tuple Load(const std::string& path, int64_t graph) {
   absl::StatusOr<ModuleFile> f;
   {
     py::gil_scoped_release release;
-    f = ReadModuleFile(path);
+    ModuleFileOptions options;
+    if (graph >= 0) options.graph = graph;
+    f = ReadModuleFile(path, options);
   }
   if (!f.ok()) Raise(f.status(), path);
   return py::make_tuple(py::bytes(f->module.SerializeAsString()),
@@ -140,7 +142,7 @@ void RegisterHlo(py::module_& m, ThrowStatusFn throw_status) {
   m.def("_hlo_summary_json", &SummaryJson);
   m.def("_hlo_instructions", &Instructions);
   m.def("_hlo_parse", &Parse);
-  m.def("_hlo_load", &Load);
+  m.def("_hlo_load", &Load, py::arg("path"), py::arg("graph"));
 }
 
 }  // namespace decomposed::python

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/limits.h"
 #include "decomposed/snapshot/reader.h"
@@ -67,6 +68,63 @@ absl::StatusOr<ModuleFile> FromText(std::string_view bytes,
   return f;
 }
 
+// No byte below 0x20 but tab, newline, carriage return and form feed in
+// the first kTextProbeBytes.
+bool TextHead(std::string_view bytes) {
+  for (unsigned char c : bytes.substr(0, kTextProbeBytes)) {
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<ModuleFile> FromDump(std::string_view bytes, std::string_view name,
+                                    const ModuleFileOptions& options) {
+  const std::string file(name);
+  absl::StatusOr<hlo::TensorsDump> dump = hlo::SplitTensorsDump(bytes);
+  if (!dump.ok()) {
+    return WithFile(absl::InvalidArgumentError(absl::StrCat(
+                        "file: torch-xla graph dump: ", dump.status().message())),
+                    file);
+  }
+  ModuleFile f;
+  f.form = ModuleFileForm::kTensorsDump;
+  f.graphs = static_cast<int64_t>(dump->graphs.size());
+  if (options.graph == ModuleFileOptions::kEveryGraph) {
+    f.dump_text = std::string(bytes);
+    return f;
+  }
+  if (options.graph == ModuleFileOptions::kOnlyGraph && f.graphs != 1) {
+    return WithFile(
+        absl::InvalidArgumentError(absl::StrCat(
+            "file: torch-xla graph dump: expected one graph, found ", f.graphs,
+            "; name one, from 0 to ", f.graphs - 1,
+            ": `decomposed hlo FILE --graph N -o N.hlo` writes it")),
+        file);
+  }
+  f.graph = options.graph == ModuleFileOptions::kOnlyGraph ? 0 : options.graph;
+  if (f.graph < 0 || f.graph >= f.graphs) {
+    return WithFile(absl::InvalidArgumentError(absl::StrCat(
+                        "file: torch-xla graph dump: expected a graph in [0, ",
+                        f.graphs, "), found ", options.graph)),
+                    file);
+  }
+  const hlo::TensorsDumpGraph& g = dump->graphs[static_cast<size_t>(f.graph)];
+  absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(g.text);
+  if (!t.ok()) {
+    return WithFile(absl::InvalidArgumentError(absl::StrCat(
+                        "file: torch-xla graph dump: graph ", f.graph,
+                        ", whose text starts at line ", g.line, ": ",
+                        t.status().message())),
+                    file);
+  }
+  f.module = std::move(t->module);
+  f.extras = std::move(t->extras);
+  f.has_extras = true;
+  return f;
+}
+
 std::string Quote(const absl::Status& s) {
   return std::string(s.message());
 }
@@ -81,17 +139,14 @@ std::string_view ModuleFileFormName(ModuleFileForm form) {
     case ModuleFileForm::kHloProto: return "HloProto";
     case ModuleFileForm::kHloUnoptimizedSnapshot: return "HloUnoptimizedSnapshot";
     case ModuleFileForm::kHloText: return "HLO text";
+    case ModuleFileForm::kTensorsDump: return "torch-xla graph dump";
   }
   return "?";
 }
 
 bool LooksLikeHloText(std::string_view head) {
   head = head.substr(0, kTextProbeBytes);
-  for (unsigned char c : head) {
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') {
-      return false;
-    }
-  }
+  if (!TextHead(head)) return false;
   // The first word that is not whitespace or a comment.
   size_t i = 0;
   while (i < head.size()) {
@@ -141,13 +196,23 @@ bool LooksLikeHloText(std::string_view head) {
 }
 
 absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
-                                            std::string_view name) {
+                                            std::string_view name,
+                                            const ModuleFileOptions& options) {
   const std::string file(name);
   if (bytes.empty()) {
     return WithFile(
         FrameError(absl::StatusCode::kInvalidArgument, Frame{"file"}, 0,
                    "a module file", "an empty file"),
         file);
+  }
+  if (TextHead(bytes) && hlo::LooksLikeTensorsDump(bytes)) {
+    return FromDump(bytes, name, options);
+  }
+  if (options.graph >= 0) {
+    return WithFile(absl::InvalidArgumentError(
+                        "file: a graph was asked for (--graph), but the file "
+                        "is not a torch-xla graph dump"),
+                    file);
   }
   if (LooksLikeHloText(bytes)) return FromText(bytes, name);
 
@@ -242,7 +307,8 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
       file);
 }
 
-absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path) {
+absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
+                                          const ModuleFileOptions& options) {
   SnapshotOpenOptions o;
   o.access = SnapshotAccess::kMapped;
   o.spill_streams = true;
@@ -254,7 +320,7 @@ absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path) {
   }
   src->Seek(0);
   const std::string_view bytes(src->cursor(), src->available());
-  return ParseModuleBytes(bytes, path);
+  return ParseModuleBytes(bytes, path, options);
 }
 
 }  // namespace decomposed

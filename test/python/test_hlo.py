@@ -90,3 +90,22 @@ def test_bad_text_names_line_and_column():
     assert "line 4, column 22" in str(e.value)
     with pytest.raises(OSError):
         decomposed.hlo.load("/nonexistent/module.pb")
+
+
+def test_load_reads_one_graph_of_a_torch_xla_graph_dump(tmp_path):
+    def graph(name):
+        return ("[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (a.py:1)\n\n"
+                f"## BEGIN_GRAPH\nHloModule {name}\n\nENTRY {name} {{\n"
+                "  ROOT c = f32[] constant(1)\n}\n\n\n## END_GRAPH\n\n\n")
+    path = tmp_path / "dump.hlo.0"
+    path.write_text(graph("g0") + graph("g1"))
+    m = decomposed.hlo.load(path, graph=1)
+    assert m.form == "torch-xla graph dump" and m.name == "g1"
+    with pytest.raises(decomposed.FormatError) as e:
+        decomposed.hlo.load(path)
+    assert "expected one graph, found 2" in str(e.value)
+    with pytest.raises(decomposed.FormatError) as e:
+        decomposed.hlo.load(path, graph=2)
+    assert "expected a graph in [0, 2), found 2" in str(e.value)
+    with pytest.raises(ValueError):
+        decomposed.hlo.load(path, graph=-1)

@@ -9,12 +9,20 @@
 //                        and `pack --module` reads it
 //   HloProto             a serialized HloProto (field 1: the module), as
 //                        XLA's --xla_dump_hlo_as_proto writes *.hlo.pb
+//   HloUnoptimizedSnapshot  XLA's --xla_dump_hlo_unoptimized_snapshots
+//                        file: its module (field 1; field 2, its partitions'
+//                        arguments, tells it from an HloProto)
 //   HLO text             XLA's text form (any of its three styles,
 //                        docs/hlo.md §2), through hlo/parse.h (ParseHloText)
+//   torch-xla graph dump XLA_SAVE_TENSORS_FILE with XLA_SAVE_TENSORS_FMT=hlo:
+//                        graph reports and modules (hlo/tensors_dump.h);
+//                        one graph is read, as ModuleFileOptions says
 //
 // Detection: text when the first 4 KiB hold no byte below 0x20 but tab,
 // newline, carriage return and form feed (every protobuf message above
-// starts with a length or a tag below 0x20 within its first bytes) and the
+// starts with a length or a tag below 0x20 within its first bytes); a graph
+// dump when the text's first line is `## BEGIN_GRAPH` or a `[Title]` line
+// that such a line follows (hlo::LooksLikeTensorsDump); HLO text when the
 // first word that is not a comment is `HloModule`, or begins a computation
 // (text without the HloModule line, as XLA's parser takes it: an optional
 // `ENTRY`, a name, then `{` or `(`); a decomposed snapshot
@@ -44,6 +52,7 @@
 #ifndef DECOMPOSED_SNAPSHOT_MODULE_FILE_H_
 #define DECOMPOSED_SNAPSHOT_MODULE_FILE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -64,10 +73,14 @@ enum class ModuleFileForm {
   // on the wire an HloProto, and is read as one.
   kHloUnoptimizedSnapshot,
   kHloText,
+  // torch-xla's XLA_SAVE_TENSORS_FILE dump of HLO text: graph reports and
+  // modules between `## BEGIN_GRAPH` and `## END_GRAPH`
+  // (hlo/tensors_dump.h). One of its graphs is read (ModuleFileOptions).
+  kTensorsDump,
 };
 
 // "decomposed snapshot", "classic snapshot", "HloModuleProto", "HloProto",
-// "HloUnoptimizedSnapshot", "HLO text".
+// "HloUnoptimizedSnapshot", "HLO text", "torch-xla graph dump".
 std::string_view ModuleFileFormName(ModuleFileForm form);
 
 struct ModuleFile {
@@ -78,6 +91,23 @@ struct ModuleFile {
   // given), so that text printed again keeps it (hlo/text.h).
   hlo::HloModuleTextExtras extras;
   bool has_extras = false;
+  // kTensorsDump: the graph read (0-based) and how many the file holds.
+  // Read with ModuleFileOptions::graph = kEveryGraph, `module` is empty and
+  // `dump_text` holds the file's text for hlo::SplitTensorsDump.
+  int64_t graph = -1;
+  int64_t graphs = 0;
+  std::string dump_text;
+};
+
+struct ModuleFileOptions {
+  // A torch-xla graph dump's graph to read, 0-based; kOnlyGraph: the dump
+  // must hold one graph (an error says how many it holds, otherwise);
+  // kEveryGraph: none is parsed, the text is kept (ModuleFile::dump_text).
+  // Another form of file is read as always, but with a graph number (>= 0)
+  // asked for, which is an error.
+  static constexpr int64_t kOnlyGraph = -1;
+  static constexpr int64_t kEveryGraph = -2;
+  int64_t graph = kOnlyGraph;
 };
 
 // True when `head` (a file's first bytes, up to 4 KiB) reads as HLO text by
@@ -86,12 +116,14 @@ bool LooksLikeHloText(std::string_view head);
 
 // The module in the file at `path` ("-": standard input), by the rules
 // above.
-absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path);
+absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
+                                          const ModuleFileOptions& options = {});
 
 // The same for bytes in memory (a protobuf message or HLO text; a
 // snapshot's bytes too). `name` names them in errors.
 absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
-                                            std::string_view name = "module");
+                                            std::string_view name = "module",
+                                            const ModuleFileOptions& options = {});
 
 }  // namespace decomposed
 
