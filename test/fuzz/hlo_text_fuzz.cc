@@ -8,6 +8,11 @@
 // module also validates (hlo/validate.h), each of the three styles prints
 // it, the printed text parses again and prints the same text again: print
 // and parse agree on everything the printer writes.
+//
+// The same bytes as a torch-xla graph dump (hlo/tensors_dump.h): the split
+// either fails with `line N: expected X, found Y` or gives pieces that are
+// the text again, in order, and printing the dump ends in success or an
+// error naming the graph.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,7 +23,9 @@
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
+#include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/hlo/validate.h"
+#include "decomposed/io/byte_sink.h"
 #include "fuzz_util.h"
 #include "google/protobuf/stubs/logging.h"
 
@@ -35,6 +42,33 @@ void CheckError(const absl::Status& s) {
   FUZZ_CHECK(absl::StrContains(m, ", found "));
 }
 
+void CheckDump(std::string_view text) {
+  (void)hlo::LooksLikeTensorsDump(text);
+  absl::StatusOr<hlo::TensorsDump> d = hlo::SplitTensorsDump(text);
+  if (!d.ok()) {
+    FUZZ_CHECK(d.status().code() == absl::StatusCode::kInvalidArgument);
+    absl::string_view m = d.status().message();
+    FUZZ_CHECK(absl::StartsWith(m, "line "));
+    FUZZ_CHECK(absl::StrContains(m, ": expected "));
+    FUZZ_CHECK(absl::StrContains(m, ", found "));
+    return;
+  }
+  FUZZ_CHECK(!d->graphs.empty());
+  std::string joined;
+  for (const hlo::TensorsDumpGraph& g : d->graphs) {
+    FUZZ_CHECK(!g.text.empty());
+    FUZZ_CHECK(g.line >= 2);
+    joined.append(g.before);
+    joined.append(g.text);
+  }
+  joined.append(d->after);
+  FUZZ_CHECK(joined == text);
+  std::string out;
+  StringSink sink(&out);
+  absl::Status s = hlo::PrintTensorsDump(*d, hlo::HloPrintOptions(), sink);
+  FUZZ_CHECK(s.ok() || absl::StartsWith(s.message(), "graph "));
+}
+
 }  // namespace
 
 // Protobuf logs every string field that is not UTF-8; quiet, the fuzzer
@@ -47,6 +81,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  CheckDump(text);
   // A small depth too, so that the bound itself is exercised.
   hlo::HloParseOptions shallow;
   shallow.max_depth = 4;
