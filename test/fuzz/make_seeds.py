@@ -420,13 +420,19 @@ ENTRY e {
 }
 """
 seeds["hlo_text"]["error"] = b"ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)\n}\n"
-# What the first sessions found (docs/testing-and-hardening.md): a layout
+# What fuzzing found earlier (docs/testing-and-hardening.md): a layout
 # that is not a permutation, a name starting with `-`, an iota sharding of
 # the wrong device count, a tuple constant elided as `{...}`.
 seeds["hlo_text"]["found_layout"] = b"ENTRY e {\n  ROOT b = f16[2,2]{10,1} constant({ { 1, 2 }, { 3, 4 } })\n}\n"
 seeds["hlo_text"]["found_name"] = b"ENTRY e {\n  -inf = u64[] constant(1)\n  ROOT r = u64[] negate(-inf)\n}\n"
 seeds["hlo_text"]["found_iota"] = b"ENTRY e {\n  ROOT p = f32[8]{0} parameter(0), sharding={devices=[2]<=[0]}\n}\n"
 seeds["hlo_text"]["found_tuple_constant"] = b"ENTRY e {\n  ROOT c = (f32[], s32[2]{0}) constant({...})\n}\n"
+# torch-xla's graph dump: a report, then the module between the markers.
+seeds["hlo_text"]["graph_dump"] = (
+    b"[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  step (t.py:3)\n\nHashes: (ab12)\n\n"
+    b"## BEGIN_GRAPH\nHloModule g, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
+    b"ENTRY %g (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
+    b"  ROOT %n = f32[2]{0} negate(f32[2]{0} %p)\n}\n\n\n## END_GRAPH\n\n\n")
 
 
 # --- bisect: module seed (8 bytes), steps, max_dim, attributes, input seed
