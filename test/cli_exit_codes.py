@@ -82,6 +82,26 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         if c not in r.stdout:
             failures.append(f"decomposed --help does not list {c}")
 
+    # --- enum options: each reads the library's one table of spellings
+    # (decomposed/names.h); another word is a usage error that lists them ----
+    for words, option, spellings, good in [
+        (["inspect", EXAMPLE], "--snapshot-type", "auto,decomposed,snapshot", "decomposed"),
+        (["compare", EXAMPLE, EXAMPLE], "--mode", "torch,numpy,xla", "numpy"),
+        (["run", EXAMPLE, "--compare"], "--mode", "torch,numpy,xla", "xla"),
+        (["run", EXAMPLE], "--numerics", "xla,f32,neuron", "neuron"),
+        (["hlo", EXAMPLE], "--style", "long,modern,short", "modern"),
+        (["convert", EXAMPLE, os.path.join(tmp, "enum.pb")], "--to",
+         "decomposed,snapshot", "snapshot"),
+        (["bundle", "from-decomposed", EXAMPLE, "-o", os.path.join(tmp, "enum_call")],
+         "--format", "pt,npy", "npy"),
+    ]:
+        r = expect(2, [*words, option, "bogus"])
+        want = f"{option}: expected one of {{{spellings}}}, found 'bogus'"
+        if want not in r.stderr:
+            failures.append(f"{' '.join(words)} {option} bogus: no {want!r} in "
+                            f"{r.stderr[:300]!r}")
+        expect(0, [*words, option, good])
+
     # --- unpack ----------------------------------------------------------------
     ok = ["--snapshot-type=decomposed", "--dump-snapshot-outputs",
           "--output-prefix=" + u, EXAMPLE]

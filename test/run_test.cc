@@ -13,6 +13,12 @@
 //
 // The other modules are built with hlo/builder.h; their results are worked
 // out in the comments beside them.
+#include "decomposed/analysis/compare.h"
+#include "decomposed/capture/config.h"
+#include "decomposed/eval/numerics.h"
+#include "decomposed/hlo/text.h"
+#include "decomposed/names.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/run/run.h"
 
 #include <sys/stat.h>
@@ -108,6 +114,36 @@ const std::vector<float> kX = {0.5f, 1, 1.5f, 2, 2.5f, 3};
 const std::vector<float> kTwiceX = {1, 2, 3, 4, 5, 6};
 const std::vector<int32_t> kY = {-2, -1, 0, 7};
 const std::vector<int32_t> kYPlus1 = {-1, 0, 1, 8};
+
+// --- The spellings of enum options (names.h) -------------------------------------
+
+// Each table names every value once and each name one value, so both
+// directions agree (the CLI binds its options to these tables).
+template <typename E, size_t N>
+void ExpectOneToOne(const EnumName<E> (&names)[N], size_t values) {
+  EXPECT_EQ(N, values);
+  for (const EnumName<E>& n : names) {
+    EXPECT_EQ(ValueOf(names, n.name), n.value) << n.name;
+    EXPECT_EQ(NameOf(names, n.value), n.name) << n.name;
+  }
+  EXPECT_EQ(ValueOf(names, "bogus"), std::nullopt);
+}
+
+TEST(EnumNamesTest, EveryTableIsOneToOne) {
+  ExpectOneToOne(kSnapshotTypeNames, 3);
+  ExpectOneToOne(kOutputSnapshotTypeNames, 2);
+  ExpectOneToOne(eval::kNumericsNames, 3);
+  ExpectOneToOne(kCompareModeNames, 3);
+  ExpectOneToOne(hlo::kHloTextStyleNames, 3);
+  ExpectOneToOne(capture::kBundleFormatNames, 2);
+  // The names commands print come from the same tables.
+  EXPECT_EQ(SnapshotTypeName(SnapshotType::kClassic), "snapshot");
+  EXPECT_EQ(SnapshotTypeFromName("decomposed"), SnapshotType::kDecomposed);
+  EXPECT_EQ(eval::NumericsName(eval::Numerics::kNeuron), "neuron");
+  EXPECT_EQ(CompareModeFromName("numpy"), CompareMode::kNumpy);
+  EXPECT_EQ(capture::BundleFormatName(capture::BundleFormat::kNpy), "npy");
+  EXPECT_EQ(NameOf(kOutputSnapshotTypeNames, SnapshotType::kAuto), "?");
+}
 
 // --- Module files ------------------------------------------------------------------
 

@@ -124,16 +124,15 @@ Action SetupToDecomposed(CLI::App& app) {
 
 Action SetupFromDecomposed(CLI::App& app) {
   struct State {
-    std::string file, dir, format = "pt";
+    std::string file, dir;
+    BundleFormat format = BundleFormat::kPt;
     DecomposedToBundleOptions options;
   };
   auto st = std::make_shared<State>();
   DecomposedToBundleOptions& o = st->options;
   app.add_option("FILE", st->file, "a decomposed file")->required();
   app.add_option("-o", st->dir, "the call directory to write")->required();
-  app.add_option("--format", st->format, "tensor file format")
-      ->check(CLI::IsMember({"npy", "pt"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--format", &st->format, kBundleFormatNames, "tensor file format");
   app.add_option("--hash", o.hash,
                  "meta.json's hash (default: FILE's base name)");
   AddRankOptions(app, &o.global_rank, &o.tp_rank, &o.dp_rank);
@@ -144,8 +143,7 @@ Action SetupFromDecomposed(CLI::App& app) {
   app.add_flag("--lenient-length-byte", o.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
-    st->options.format =
-        st->format == "npy" ? BundleFormat::kNpy : BundleFormat::kPt;
+    st->options.format = st->format;
     absl::Status s = DecomposedToBundle(st->file, st->dir, st->options);
     if (!s.ok()) return Fail(app, s);
     // What bundle verify shows of it, as pack and unpack list what they wrote.

@@ -29,6 +29,7 @@
 #ifndef DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 #define DECOMPOSED_EXAMPLES_CLI_COMMAND_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -37,7 +38,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "decomposed/names.h"
 #include "decomposed/npy/json_text.h"
+#include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
 
 namespace decomposed::cli {
@@ -113,10 +116,45 @@ inline const CLI::Range kNonNegative(int64_t{0},
 void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,
                     int64_t* dp_rank);
 
+// Adds an option whose values are the spellings in `names` (the library's
+// table for the enum, decomposed/names.h), bound to `*value`, whose value
+// is the default (unless the table has no name for it). A CLI11 transformer turns the spelling into the enum; any
+// other word is a usage error that lists the spellings.
+template <typename E, size_t N>
+CLI::Option* AddEnumOption(CLI::App& app, const std::string& flags, E* value,
+                           const EnumName<E> (&names)[N], const std::string& description) {
+  std::string choices;
+  for (const EnumName<E>& n : names) {
+    if (!choices.empty()) choices += ',';
+    choices.append(n.name);
+  }
+  const EnumName<E>* table = names;
+  CLI::Validator to_value(
+      [table, choices](std::string& in) -> std::string {
+        for (size_t i = 0; i < N; ++i) {
+          if (table[i].name == in) {
+            in = std::to_string(static_cast<int64_t>(table[i].value));
+            return std::string();
+          }
+        }
+        std::string why = "expected one of {";
+        why.append(choices).append("}, found '").append(in).append("'");
+        return why;
+      },
+      std::string("{").append(choices).append("}"));
+  CLI::Option* o = app.add_option(flags, *value, description)
+                       ->transform(to_value)
+                       ->type_name("TEXT");
+  // A value outside the table (a required option's placeholder) is no default.
+  const std::string_view default_name = NameOf(names, *value);
+  if (default_name != "?") o->default_str(std::string(default_name));
+  return o;
+}
+
 // Adds --snapshot-type auto|decomposed|snapshot (the input's form), bound
-// to `*value`, whose value is the default ("auto" everywhere in this CLI:
-// docs/format.md §7.8). SnapshotTypeFromName parses it.
-void AddSnapshotTypeOption(CLI::App& app, std::string* value);
+// to `*value`, whose value is the default (kAuto everywhere in this CLI:
+// docs/format.md §7.8).
+void AddSnapshotTypeOption(CLI::App& app, SnapshotType* value);
 
 // Adds -j/--jobs N (files handled at once; 0: one per core), bound to
 // `*jobs` (EffectiveJobs in decomposed/snapshot/each.h reads it).

@@ -25,14 +25,14 @@ namespace {
 struct State {
   std::string expected, actual;
   bool inputs = false;
-  std::string mode = "torch";
+  CompareMode mode = CompareMode::kTorch;
   std::optional<double> rtol, atol;
   bool equal_nan = false;
   int64_t show = 5;
   bool json = false;
   bool allow_dtype_mismatch = false;
   std::vector<std::string> dtypes;
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   bool progress = false, quiet = false;
 };
 
@@ -46,9 +46,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--inputs", st->inputs,
                "compare the inputs of snapshots (value_input<i>.npy of unpack "
                "directories) instead of the outputs");
-  app.add_option("--mode", st->mode, "closeness rule")
-      ->check(CLI::IsMember({"torch", "numpy", "xla"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--mode", &st->mode, kCompareModeNames, "closeness rule");
   app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
@@ -69,7 +67,7 @@ Action Setup(CLI::App& app) {
   return [st, tw, &app]() -> int {
     TensorSetOptions so;
     so.inputs = st->inputs;
-    so.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    so.snapshot_type = st->snapshot_type;
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
@@ -79,7 +77,7 @@ Action Setup(CLI::App& app) {
     }
     RequireTwoSided(app, *tw);
     CompareOptions o;
-    o.mode = *CompareModeFromName(st->mode);
+    o.mode = st->mode;
     o.rtol = st->rtol;
     o.atol = st->atol;
     o.equal_nan = st->equal_nan;

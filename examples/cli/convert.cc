@@ -16,8 +16,9 @@ namespace decomposed::cli {
 namespace {
 
 struct State {
-  std::string in, out, to;
-  std::string snapshot_type = "auto";  // IN's form
+  std::string in, out;
+  SnapshotType to = SnapshotType::kAuto;  // required: one of the two
+  SnapshotType snapshot_type = SnapshotType::kAuto;  // IN's form
   bool lenient = false, no_output_block = false, no_validate = false;
   bool progress = false, quiet = false;
 };
@@ -26,13 +27,12 @@ Action Setup(CLI::App& app) {
   auto st = std::make_shared<State>();
   app.add_option("IN", st->in, "the file to convert")->required();
   app.add_option("OUT", st->out, "the file to write")->required();
-  app.add_option("--to", st->to,
-                 "snapshot: decomposed IN -> one classic HloSnapshot "
-                 "(< 2 GiB), inputs -> arguments, outputs -> a TUPLE result; "
-                 "decomposed: classic IN -> decomposed, arguments -> inputs, "
-                 "the result's tuple elements -> outputs")
-      ->required()
-      ->check(CLI::IsMember({"snapshot", "decomposed"}));
+  AddEnumOption(app, "--to", &st->to, kOutputSnapshotTypeNames,
+                "snapshot: decomposed IN -> one classic HloSnapshot "
+                "(< 2 GiB), inputs -> arguments, outputs -> a TUPLE result; "
+                "decomposed: classic IN -> decomposed, arguments -> inputs, "
+                "the result's tuple elements -> outputs")
+      ->required();
   AddSnapshotTypeOption(app, &st->snapshot_type);
   AddProgressOptions(app, &st->progress, &st->quiet);
   app.add_flag("--lenient-length-byte", st->lenient,
@@ -53,8 +53,7 @@ Action Setup(CLI::App& app) {
     options.progress = [&progress](uint64_t done) { progress.Update(done); };
     ConvertReport report;
     absl::Status s = ConvertSnapshot(
-        st->in, st->out, *SnapshotTypeFromName(st->to),
-        *SnapshotTypeFromName(st->snapshot_type), options, &report);
+        st->in, st->out, st->to, st->snapshot_type, options, &report);
     progress.Done();
     if (!s.ok()) return Fail(app, s);
     // As pack and unpack list what they wrote.

@@ -28,7 +28,8 @@ namespace decomposed::cli {
 namespace {
 
 struct State {
-  std::string file, out, style = "long";
+  std::string file, out;
+  hlo::HloTextStyle style = hlo::HloTextStyle::kLong;
   bool large_constants = false, to_proto = false, json = false;
   int64_t graph = -1;
 };
@@ -48,19 +49,13 @@ absl::Status WriteOutput(const std::string& out, Emit&& emit) {
   return sink.Commit();
 }
 
-hlo::HloTextStyle StyleOf(const std::string& name) {
-  return name == "modern" ? hlo::HloTextStyle::kModern
-         : name == "short" ? hlo::HloTextStyle::kShort
-                           : hlo::HloTextStyle::kLong;
-}
-
 // A graph dump read whole: the dump printed again, or a summary per graph.
 absl::Status DumpOutput(const State& st, const ModuleFile& file) {
   absl::StatusOr<hlo::TensorsDump> dump = hlo::SplitTensorsDump(file.dump_text);
   if (!dump.ok()) return dump.status();
   if (!st.json) {
     hlo::HloPrintOptions options;
-    options.style = StyleOf(st.style);
+    options.style = st.style;
     options.print_large_constants = st.large_constants;
     return WriteOutput(st.out, [&](auto& sink) {
       return hlo::PrintTensorsDump(*dump, options, sink);
@@ -102,10 +97,9 @@ Action Setup(CLI::App& app) {
                  "HloProto, an HloUnoptimizedSnapshot, HLO text or a "
                  "torch-xla graph dump (by content); - reads stdin")
       ->required();
-  app.add_option("--style", st->style,
-                 "long: XLA's text of 2022-2025 (torch-neuronx dumps); "
-                 "modern: without operand shapes; short: ShortParsable")
-      ->check(CLI::IsMember({"long", "modern", "short"}));
+  AddEnumOption(app, "--style", &st->style, hlo::kHloTextStyleNames,
+                "long: XLA's text of 2022-2025 (torch-neuronx dumps); "
+                "modern: without operand shapes; short: ShortParsable");
   app.add_flag("--large-constants", st->large_constants,
                "print every constant in full (not {...} past 10 elements)");
   app.add_option("--graph", st->graph,
@@ -169,7 +163,7 @@ Action Setup(CLI::App& app) {
       });
     } else {
       hlo::HloPrintOptions options;
-      options.style = StyleOf(st->style);
+      options.style = st->style;
       options.print_large_constants = st->large_constants;
       s = WriteOutput(st->out, [&](auto& sink) {
         return hlo::PrintHloModule(**module, options, sink,

@@ -20,7 +20,7 @@ namespace {
 struct State {
   std::vector<std::string> files;
   bool json = false;
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   InspectOptions options;
   unsigned jobs = 0;
 };
@@ -36,7 +36,7 @@ Action Setup(CLI::App& app) {
                st->options.read.box.lenient_length_byte,
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   return [st, &app] {
-    st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    st->options.snapshot_type = st->snapshot_type;
     if (st->files.size() == 1) {
       absl::StatusOr<InspectReport> r =
           InspectFile(st->files[0], st->options);

@@ -64,11 +64,9 @@ void AddJobsOption(CLI::App& app, unsigned* jobs) {
       ->capture_default_str();
 }
 
-void AddSnapshotTypeOption(CLI::App& app, std::string* value) {
-  app.add_option("--snapshot-type", *value,
-                 "the input's form (auto: detect it, docs/format.md 7.8)")
-      ->check(CLI::IsMember({"auto", "decomposed", "snapshot"}))
-      ->capture_default_str();
+void AddSnapshotTypeOption(CLI::App& app, SnapshotType* value) {
+  AddEnumOption(app, "--snapshot-type", value, kSnapshotTypeNames,
+                "the input's form (auto: detect it, docs/format.md 7.8)");
 }
 
 }  // namespace decomposed::cli

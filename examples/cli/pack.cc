@@ -22,7 +22,8 @@ namespace decomposed::cli {
 namespace {
 
 struct State {
-  std::string module, snapshot, out, format = "decomposed";
+  std::string module, snapshot, out;
+  SnapshotType format = SnapshotType::kDecomposed;
   std::vector<std::string> inputs, outputs, dtypes, output_dtypes;
   bool no_output_block = false, tf211_layout = false, box_shape = false;
   bool progress = false, quiet = false;
@@ -113,10 +114,8 @@ Action Setup(CLI::App& app) {
       "FILE.npy.meta names it)"));
   one_each(app.add_option("--output-dtype", st->output_dtypes,
                           "J=TYPE: the true type of output J"));
-  app.add_option("--format", st->format,
-                 "snapshot: write one classic HloSnapshot (< 2 GiB) instead")
-      ->check(CLI::IsMember({"decomposed", "snapshot"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--format", &st->format, kOutputSnapshotTypeNames,
+                "snapshot: write one classic HloSnapshot (< 2 GiB) instead");
   app.add_flag("--no-output-block", st->no_output_block,
                "omit region [2] when there are no outputs");
   app.add_flag("--tf211-layout", st->tf211_layout,
@@ -134,8 +133,7 @@ Action Setup(CLI::App& app) {
     std::vector<std::optional<PrimitiveType>> out_types = ParseDtypes(
         st->output_dtypes, st->outputs.size(), "output", "--output-dtype");
     PackRequest req;
-    req.format = st->format == "snapshot" ? SnapshotType::kClassic
-                                          : SnapshotType::kDecomposed;
+    req.format = st->format;
     req.write.write_output_count = !st->no_output_block;
     req.write.box.with_shape = st->box_shape;
     ShapeEncodeOptions shape;

@@ -55,16 +55,16 @@ struct State {
   std::vector<std::string> inputs;
   std::string output_prefix;
   std::vector<std::string> to;  // {"npz", "OUT.npz"}
-  std::string numerics = "xla";
+  eval::Numerics numerics = eval::Numerics::kXla;
   std::vector<std::string> compare;  // --compare [SIDE]: none or the side
   bool three_way = false;
-  std::string mode = "torch";
+  CompareMode mode = CompareMode::kTorch;
   std::optional<double> rtol, atol;
   bool equal_nan = false;
   int64_t show = 5;
   bool allow_dtype_mismatch = false;
   std::vector<std::string> dtypes;
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   ThreeWayOptions tw;
   std::string plot;
   size_t plot_points = kDefaultScatterPoints;
@@ -111,12 +111,12 @@ int RunBisectCommand(CLI::App& app, State& st) {
   run::BisectRequest req;
   req.source.snapshot = st.snapshot;
   req.source.module = st.module;
-  req.load.snapshot_type = *SnapshotTypeFromName(st.snapshot_type);
+  req.load.snapshot_type = st.snapshot_type;
   req.substitute_files = SubstituteFiles(st);
-  req.run.numerics = *eval::NumericsFromName(st.numerics);
+  req.run.numerics = st.numerics;
   req.run.threads = st.threads;
   req.against = st.against;
-  req.compare.mode = *CompareModeFromName(st.mode);
+  req.compare.mode = st.mode;
   req.compare.rtol = st.rtol;
   req.compare.atol = st.atol;
   absl::StatusOr<BisectReport> r = run::BisectSnapshot(req);
@@ -156,7 +156,7 @@ int RunRanksCommand(CLI::App& app, State& st) {
   run::RanksRequest req;
   req.ranks = st.ranks.empty() ? st.snapshots : st.ranks;
   req.module = st.module;  // empty: each rank is a snapshot
-  req.load.snapshot_type = *SnapshotTypeFromName(st.snapshot_type);
+  req.load.snapshot_type = st.snapshot_type;
   TensorSetOptions so;
   if (absl::Status s = ParseDtypeOptions(st.dtypes, &so); !s.ok()) {
     throw CLI::ValidationError("--dtype", std::string(s.message()));
@@ -164,7 +164,7 @@ int RunRanksCommand(CLI::App& app, State& st) {
   req.load.dtypes = so.dtypes;
   req.load.dtype = so.dtype;
   req.substitute_files = SubstituteFiles(st);
-  req.run.numerics = *eval::NumericsFromName(st.numerics);
+  req.run.numerics = st.numerics;
   req.run.threads = st.threads;
   req.replica_count = st.replicas;
   req.partition_count = st.partitions;
@@ -174,7 +174,7 @@ int RunRanksCommand(CLI::App& app, State& st) {
   }
   if (compare_given) {
     req.check = run::RunCheck::kCompare;
-    req.compare.mode = *CompareModeFromName(st.mode);
+    req.compare.mode = st.mode;
     req.compare.rtol = st.rtol;
     req.compare.atol = st.atol;
     req.compare.equal_nan = st.equal_nan;
@@ -215,9 +215,8 @@ Action Setup(CLI::App& app) {
       ->allow_extra_args(false)
       ->type_name("npz OUT.npz")
       ->excludes(prefix);
-  app.add_option("--numerics", st->numerics, "the evaluator's numerics (docs/eval.md §3)")
-      ->check(CLI::IsMember({"xla", "f32", "neuron"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--numerics", &st->numerics, eval::kNumericsNames,
+                "the evaluator's numerics (docs/eval.md §3)");
   app.add_option("--compare", st->compare,
                  "compare the outputs with the snapshot's recorded outputs, or with SIDE "
                  "(any form compare reads)")
@@ -227,9 +226,7 @@ Action Setup(CLI::App& app) {
   app.add_flag("--three-way", st->three_way,
                "three-way comparison: BASELINE the f32 run, EXPECTED this run, ACTUAL the "
                "recorded outputs (or --compare SIDE)");
-  app.add_option("--mode", st->mode, "compare's closeness rule")
-      ->check(CLI::IsMember({"torch", "numpy", "xla"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--mode", &st->mode, kCompareModeNames, "compare's closeness rule");
   app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
@@ -354,7 +351,7 @@ Action Setup(CLI::App& app) {
                                         "--three-way");
         }
       }
-      if (st->numerics == "f32") {
+      if (st->numerics == eval::Numerics::kF32) {
         throw CLI::ValidationError("--numerics", "--three-way measures this run against the "
                                                  "f32 run: use xla or neuron");
       }
@@ -367,7 +364,7 @@ Action Setup(CLI::App& app) {
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &so); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }
-    so.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    so.snapshot_type = st->snapshot_type;
     req.load.snapshot_type = so.snapshot_type;
     req.load.dtypes = so.dtypes;
     req.load.dtype = so.dtype;
@@ -384,7 +381,7 @@ Action Setup(CLI::App& app) {
       req.output.format = run::OutputFormat::kNpyFiles;
       req.output.prefix = st->output_prefix;
     }
-    req.run.numerics = *eval::NumericsFromName(st->numerics);
+    req.run.numerics = st->numerics;
     req.run.threads = st->threads;
     req.run.dump_dir = st->dump;
     req.run.dump_filter = st->dump_filter;
@@ -402,7 +399,7 @@ Action Setup(CLI::App& app) {
       req.three_way.equal_nan = st->equal_nan;
     } else if (compare_given) {
       req.check = run::RunCheck::kCompare;
-      req.compare.mode = *CompareModeFromName(st->mode);
+      req.compare.mode = st->mode;
       req.compare.rtol = st->rtol;
       req.compare.atol = st->atol;
       req.compare.equal_nan = st->equal_nan;

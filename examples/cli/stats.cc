@@ -27,7 +27,7 @@ struct State {
   bool fail_on_nonfinite = false;
   bool inputs = false, outputs = false;
   std::vector<std::string> dtypes;
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   bool progress = false, quiet = false;
 };
 
@@ -53,7 +53,7 @@ Action Setup(CLI::App& app) {
                  "true type of void (|V1, |V2) .npy tensors: TYPE or INDEX=TYPE");
   return [st, &app]() -> int {
     TensorSetOptions base;
-    base.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    base.snapshot_type = st->snapshot_type;
     if (absl::Status s = ParseDtypeOptions(st->dtypes, &base); !s.ok()) {
       throw CLI::ValidationError("--dtype", std::string(s.message()));
     }

@@ -34,7 +34,7 @@ struct State {
   std::string each;  // --each DIR
   unsigned jobs = 0;
   // auto, unlike snapshot-unpack (whose drop-in keeps Neuron's "snapshot").
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   bool progress = false, quiet = false;
   // --to FORMAT OUT: {"npz", "OUT.npz"}.
   std::vector<std::string> to;
@@ -79,7 +79,7 @@ Action Setup(CLI::App& app) {
                "shape, layout, source offset and length (an npz entry with "
                "--to npz)");
   return [st, &app] {
-    st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    st->options.snapshot_type = st->snapshot_type;
     if (st->each.empty() && st->snapshots.size() != 1) {
       throw CLI::ValidationError(
           "SNAPSHOT", "one snapshot, or several with --each DIR");

@@ -20,7 +20,7 @@ struct State {
   std::vector<std::string> files;
   bool json = false;
   VerifyOptions options;
-  std::string snapshot_type = "auto";
+  SnapshotType snapshot_type = SnapshotType::kAuto;
   bool progress = false, quiet = false;
   unsigned jobs = 0;
 };
@@ -41,7 +41,7 @@ Action Setup(CLI::App& app) {
                "read a box length byte >= 0x80 unsigned (AWS's reader)");
   AddJobsOption(app, &st->jobs);
   return [st] {
-    st->options.snapshot_type = *SnapshotTypeFromName(st->snapshot_type);
+    st->options.snapshot_type = st->snapshot_type;
     bool all_valid = true;
     nlohmann::ordered_json json = nlohmann::ordered_json::array();
     ProgressLine progress("verify", TotalFileBytes(st->files),

@@ -271,10 +271,8 @@ absl::StatusOr<Bundle> OpenBundle(const std::string& call_dir) {
     return Bad(mp, "no format");
   }
   std::string fmt = m["format"].get<std::string>();
-  if (fmt == "npy") {
-    b.format = BundleFormat::kNpy;
-  } else if (fmt == "pt") {
-    b.format = BundleFormat::kPt;
+  if (std::optional<BundleFormat> f = ValueOf(kBundleFormatNames, fmt)) {
+    b.format = *f;
   } else {
     return Bad(mp, absl::StrCat("format '", fmt, "' is not pt or npy"));
   }

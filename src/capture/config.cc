@@ -13,7 +13,7 @@
 namespace decomposed::capture {
 
 std::string_view BundleFormatName(BundleFormat f) {
-  return f == BundleFormat::kNpy ? "npy" : "pt";
+  return NameOf(kBundleFormatNames, f);
 }
 
 bool SnapshotConfig::RankSelected(int64_t tp_rank) const {
@@ -203,10 +203,8 @@ absl::StatusOr<SnapshotConfig> ResolveSnapshotConfig(const EnvLookup& lookup) {
   }
   if (std::optional<std::string> v = lookup(kEnvFormat)) {
     std::string f = absl::AsciiStrToLower(Sv(PyStrip(*v)));
-    if (f == "pt") {
-      c.format = BundleFormat::kPt;
-    } else if (f == "npy") {
-      c.format = BundleFormat::kNpy;
+    if (std::optional<BundleFormat> format = ValueOf(kBundleFormatNames, f)) {
+      c.format = *format;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat(Sv(kEnvFormat), ": value '", *v,

@@ -4,20 +4,10 @@
 
 namespace decomposed::eval {
 
-std::string_view NumericsName(Numerics n) {
-  switch (n) {
-    case Numerics::kXla: return "xla";
-    case Numerics::kF32: return "f32";
-    case Numerics::kNeuron: return "neuron";
-  }
-  return "xla";
-}
+std::string_view NumericsName(Numerics n) { return NameOf(kNumericsNames, n); }
 
 std::optional<Numerics> NumericsFromName(std::string_view name) {
-  if (name == "xla") return Numerics::kXla;
-  if (name == "f32") return Numerics::kF32;
-  if (name == "neuron") return Numerics::kNeuron;
-  return std::nullopt;
+  return ValueOf(kNumericsNames, name);
 }
 
 bool IsNarrowFloat(PrimitiveType t) {

@@ -12,33 +12,12 @@
 
 namespace decomposed {
 
-namespace {
-
-// The one table of command-line names; both directions read it.
-struct TypeName {
-  SnapshotType type;
-  std::string_view name;
-};
-constexpr TypeName kTypeNames[] = {
-    {SnapshotType::kClassic, "snapshot"},
-    {SnapshotType::kDecomposed, "decomposed"},
-    {SnapshotType::kAuto, "auto"},
-};
-
-}  // namespace
-
 std::string_view SnapshotTypeName(SnapshotType type) {
-  for (const TypeName& t : kTypeNames) {
-    if (t.type == type) return t.name;
-  }
-  return "auto";
+  return NameOf(kSnapshotTypeNames, type);
 }
 
 std::optional<SnapshotType> SnapshotTypeFromName(std::string_view name) {
-  for (const TypeName& t : kTypeNames) {
-    if (t.name == name) return t.type;
-  }
-  return std::nullopt;
+  return ValueOf(kSnapshotTypeNames, name);
 }
 
 std::string_view SnapshotFormName(SnapshotType type) {

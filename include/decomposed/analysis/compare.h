@@ -68,24 +68,23 @@
 #include "decomposed/analysis/kernels.h"
 #include "decomposed/xla/element_value.h"
 #include "decomposed/xla/primitive_type.h"
+#include "decomposed/names.h"
 
 namespace decomposed {
 
 enum class CompareMode : uint8_t { kTorch, kNumpy, kXla };
 
+// "torch", "numpy", "xla": both directions read this table (names.h).
+inline constexpr EnumName<CompareMode> kCompareModeNames[] = {
+    {"torch", CompareMode::kTorch},
+    {"numpy", CompareMode::kNumpy},
+    {"xla", CompareMode::kXla},
+};
 inline std::string_view CompareModeName(CompareMode m) {
-  switch (m) {
-    case CompareMode::kTorch: return "torch";
-    case CompareMode::kNumpy: return "numpy";
-    case CompareMode::kXla: return "xla";
-  }
-  return "?";
+  return NameOf(kCompareModeNames, m);
 }
 inline std::optional<CompareMode> CompareModeFromName(std::string_view n) {
-  if (n == "torch") return CompareMode::kTorch;
-  if (n == "numpy") return CompareMode::kNumpy;
-  if (n == "xla") return CompareMode::kXla;
-  return std::nullopt;
+  return ValueOf(kCompareModeNames, n);
 }
 
 struct Tolerance {

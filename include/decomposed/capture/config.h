@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "decomposed/names.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed::capture {
@@ -70,6 +71,11 @@ inline constexpr int64_t kDefaultMaxCaptures = 4;
 
 enum class BundleFormat { kPt, kNpy };
 // "pt" / "npy": the file extension and the meta.json `format` value.
+// "pt", "npy": the tensor files' extension (names.h).
+inline constexpr EnumName<BundleFormat> kBundleFormatNames[] = {
+    {"pt", BundleFormat::kPt},
+    {"npy", BundleFormat::kNpy},
+};
 std::string_view BundleFormatName(BundleFormat f);
 
 // The resolved settings. Default-constructed: capture off.

@@ -39,12 +39,18 @@
 #include <string_view>
 
 #include "decomposed/xla/primitive_type.h"
+#include "decomposed/names.h"
 
 namespace decomposed::eval {
 
 enum class Numerics { kXla, kF32, kNeuron };
 
-// "xla", "f32", "neuron".
+// "xla", "f32", "neuron": both directions read this table (names.h).
+inline constexpr EnumName<Numerics> kNumericsNames[] = {
+    {"xla", Numerics::kXla},
+    {"f32", Numerics::kF32},
+    {"neuron", Numerics::kNeuron},
+};
 std::string_view NumericsName(Numerics n);
 std::optional<Numerics> NumericsFromName(std::string_view name);
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "decomposed/names.h"
 #include "decomposed/proto/hlo.pb.h"
 
 namespace decomposed::hlo {
@@ -53,6 +54,13 @@ struct ParsedHloText {
 //            no program shapes in computation headers, every constant in
 //            full.
 enum class HloTextStyle { kLong, kModern, kShort };
+
+// "long", "modern", "short" (names.h).
+inline constexpr EnumName<HloTextStyle> kHloTextStyleNames[] = {
+    {"long", HloTextStyle::kLong},
+    {"modern", HloTextStyle::kModern},
+    {"short", HloTextStyle::kShort},
+};
 
 // A constant whose data the text did not give (`constant({...})`, as the
 // long and modern styles print constants of more than 10 elements) is kept

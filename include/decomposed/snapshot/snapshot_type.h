@@ -28,6 +28,7 @@
 #include "decomposed/io/byte_source.h"
 #include "decomposed/status.h"
 #include "decomposed/wire/format.h"
+#include "decomposed/names.h"
 
 namespace decomposed {
 
@@ -40,6 +41,18 @@ enum class SnapshotType {
 // The command-line name of a type: "snapshot" (classic, the name
 // snapshot-unpack gives it), "decomposed", "auto".
 std::string_view SnapshotTypeName(SnapshotType type);
+
+// The command line's names, both directions (names.h): "snapshot" (the
+// classic form), "decomposed", "auto"; and the two a writer takes.
+inline constexpr EnumName<SnapshotType> kSnapshotTypeNames[] = {
+    {"auto", SnapshotType::kAuto},
+    {"decomposed", SnapshotType::kDecomposed},
+    {"snapshot", SnapshotType::kClassic},
+};
+inline constexpr EnumName<SnapshotType> kOutputSnapshotTypeNames[] = {
+    {"decomposed", SnapshotType::kDecomposed},
+    {"snapshot", SnapshotType::kClassic},
+};
 
 // The type a command-line name names (exactly, case-sensitive, as
 // snapshot-unpack compares it), or nullopt.
