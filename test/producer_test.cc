@@ -11,6 +11,7 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/npy/npy.h"
 #include "decomposed/proto/hlo.pb.h"
+#include "decomposed/snapshot/module_file.h"
 #include "gtest/gtest.h"
 #include "test_literals.h"
 
@@ -457,6 +458,89 @@ TEST(Producer, PackToFileReportsWhatItWrote) {
   ASSERT_TRUE(p.status.ok());
   ASSERT_EQ(p.inputs.size(), 1u);
   EXPECT_EQ(report.inputs[0].bytes, p.inputs[0].ByteSizeLong());
+}
+
+// pack's INDEX=TYPE specs and file classification, as the CLI uses them.
+TEST(Producer, IndexedDtypes) {
+  absl::StatusOr<std::vector<std::optional<PrimitiveType>>> t =
+      ParseIndexedDtypes({"2=bf16", "0=float32"}, 3, "input");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0], PrimitiveType::kF32);
+  EXPECT_EQ((*t)[1], std::nullopt);
+  EXPECT_EQ((*t)[2], PrimitiveType::kBF16);
+  auto error = [](std::vector<std::string> specs, size_t count) {
+    absl::StatusOr<std::vector<std::optional<PrimitiveType>>> r =
+        ParseIndexedDtypes(specs, count, "input");
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(r.status().message());
+  };
+  EXPECT_EQ(error({"bf16"}, 1), "expected INDEX=TYPE, found 'bf16'");
+  EXPECT_EQ(error({"x=bf16"}, 1), "expected INDEX=TYPE, found 'x=bf16'");
+  EXPECT_EQ(error({"1=bf16"}, 1), "'1=bf16': there are only 1 input (numbered from 0)");
+  EXPECT_EQ(error({"0=f99"}, 2),
+            "'0=f99': unknown type (use an XLA name such as bf16, f8e4m3fn, s4, or a "
+            "NumPy name such as float32)");
+}
+
+TEST(Producer, LiteralsOfFilesByName) {
+  const std::string npy = TempPath("files_in.npy");
+  WriteFile(npy, FormatNpyHeader({"<u2", false, {2}}) + std::string(4, 0));
+  xla::LiteralProto lit;
+  lit.mutable_shape()->set_element_type(xla::S32);
+  lit.mutable_shape()->add_dimensions(1);
+  lit.mutable_shape()->mutable_layout()->add_minor_to_major(0);
+  lit.add_s32s(7);
+  const std::string pb = TempPath("files_in.pb");
+  WriteFile(pb, lit.SerializeAsString());
+  absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> l =
+      LiteralsOfFiles({npy, pb}, {PrimitiveType::kBF16, std::nullopt}, "input");
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[0]->name(), "input 0 (" + npy + ")");
+  EXPECT_EQ((*l)[1]->name(), "input 1 (" + pb + ")");
+  PackRequest req;
+  req.snapshot = *SnapshotFromModule(Module(2, true, 0));
+  req.inputs = *std::move(l);
+  PackReport report;
+  ASSERT_TRUE(PackToFile(req, TempPath("files.dhs"), &report).ok());
+  ASSERT_EQ(report.inputs.size(), 2u);
+  EXPECT_EQ(report.inputs[0].shape, "BF16[2]{0}");  // the u2 bits, typed as asked
+  EXPECT_EQ(report.inputs[1].shape, "S32[1]{0}");
+  // A type for a file that is not .npy is an error naming it.
+  absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> bad =
+      LiteralsOfFiles({pb}, {PrimitiveType::kF32}, "output");
+  EXPECT_EQ(bad.status().message(),
+            "output 0 (" + pb + "): a type applies to .npy files only");
+  EXPECT_FALSE(LiteralsOfFiles({npy}, {std::nullopt, std::nullopt}, "input").ok());
+}
+
+TEST(Producer, SnapshotFromModuleFileReadsProtoAndText) {
+  const std::string proto = Module(1, true, 1);
+  const std::string pb = TempPath("module.pb");
+  WriteFile(pb, proto);
+  absl::StatusOr<std::string> from_proto = SnapshotFromModuleFile(pb);
+  ASSERT_TRUE(from_proto.ok()) << from_proto.status();
+  EXPECT_EQ(*from_proto, *SnapshotFromModule(proto));  // the bytes as they are
+
+  const std::string text = TempPath("module.hlo");
+  WriteFile(text,
+            "HloModule t, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
+            "ENTRY main {\n  p = f32[2]{0} parameter(0)\n"
+            "  ROOT n = f32[2]{0} negate(p)\n}\n");
+  absl::StatusOr<std::string> from_text = SnapshotFromModuleFile(text);
+  ASSERT_TRUE(from_text.ok()) << from_text.status();
+  xla::HloSnapshot snap;
+  ASSERT_TRUE(snap.ParseFromString(*from_text));
+  EXPECT_EQ(snap.hlo().hlo_module().name(), "t");
+  EXPECT_EQ(snap.hlo().hlo_module().computations(0).instructions_size(), 2);
+
+  WriteFile(text,
+            "HloModule t\n\nENTRY main {\n  ROOT c = f32[11]{0} constant({...})\n}\n");
+  absl::StatusOr<std::string> elided = SnapshotFromModuleFile(text);
+  EXPECT_EQ(elided.status().message(),
+            text + ": constant \"c\" of computation \"main\": expected its values, found "
+                   "{...} (the text left them out; print it with --large-constants)");
 }
 
 TEST(Producer, VoidNpyWithoutDtypeFailsClearly) {

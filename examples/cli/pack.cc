@@ -9,11 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "command.h"
-#include "decomposed/hlo/text.h"
 #include "decomposed/snapshot/module_file.h"
 #include "decomposed/snapshot/producer.h"
 #include "progress.h"
@@ -30,63 +27,14 @@ struct State {
 };
 
 // "INDEX=TYPE" specs -> one optional type per file; a malformed spec is a
-// usage error (CLI::ValidationError naming `option`).
+// usage error naming `option`.
 std::vector<std::optional<PrimitiveType>> ParseDtypes(
     const std::vector<std::string>& specs, size_t count, std::string_view what,
     const std::string& option) {
-  std::vector<std::optional<PrimitiveType>> out(count);
-  for (const std::string& s : specs) {
-    size_t eq = s.find('=');
-    size_t index;
-    if (eq == std::string::npos ||
-        !absl::SimpleAtoi(absl::string_view(s.data(), eq), &index)) {
-      throw CLI::ValidationError(option,
-                                 "expected INDEX=TYPE, found '" + s + "'");
-    }
-    if (index >= count) {
-      throw CLI::ValidationError(
-          option, "'" + s + "': there are only " + std::to_string(count) +
-                      " " + std::string(what) + "s (numbered from 0)");
-    }
-    std::optional<PrimitiveType> t = ParseDtypeName(s.substr(eq + 1));
-    if (!t) {
-      throw CLI::ValidationError(
-          option, "'" + s + "': unknown type (use an XLA name such as bf16, "
-                  "f8e4m3fn, s4, or a NumPy name such as float32)");
-    }
-    out[index] = t;
-  }
-  return out;
-}
-
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-absl::Status AddLiterals(const std::vector<std::string>& files,
-                         const std::vector<std::optional<PrimitiveType>>& types,
-                         std::string_view region,
-                         const ShapeEncodeOptions& shape,
-                         std::vector<std::unique_ptr<LiteralSource>>* out) {
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::string name = absl::StrCat(Sv(region), " ", i, " (", files[i], ")");
-    if (EndsWith(files[i], ".npy")) {
-      LiteralEncodeOptions o;
-      o.shape = shape;
-      o.name = name;
-      out->push_back(NpyLiteral(files[i], types[i], o));
-    } else {
-      if (types[i]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, ": --dtype applies to .npy files only"));
-      }
-      absl::StatusOr<std::string> body = ReadMessageFile(files[i]);
-      if (!body.ok()) return Prefix(body.status(), name);
-      out->push_back(SerializedLiteral(*std::move(body), true, name));
-    }
-  }
-  return absl::OkStatus();
+  absl::StatusOr<std::vector<std::optional<PrimitiveType>>> types =
+      ParseIndexedDtypes(specs, count, what);
+  if (!types.ok()) throw CLI::ValidationError(option, std::string(types.status().message()));
+  return *std::move(types);
 }
 
 Action Setup(CLI::App& app) {
@@ -139,43 +87,22 @@ Action Setup(CLI::App& app) {
     ShapeEncodeOptions shape;
     shape.tail_padding_alignment = !st->tf211_layout;
     if (!st->module.empty()) {
-      absl::StatusOr<std::string> module = ReadMessageFile(st->module);
-      if (!module.ok()) return Fail(app, module.status());
-      if (LooksLikeHloText(std::string_view(*module).substr(0, 4096))) {
-        // HLO text: parsed, then packed as its proto. A constant the text
-        // left as {...} has no data to pack.
-        absl::StatusOr<ModuleFile> parsed = ParseModuleBytes(*module, st->module);
-        if (!parsed.ok()) return Fail(app, parsed.status());
-        for (const xla::HloComputationProto& c : parsed->module.computations()) {
-          for (const xla::HloInstructionProto& in : c.instructions()) {
-            if (in.opcode() == "constant" && hlo::IsElidedLiteral(in.literal())) {
-              return Fail(app, absl::InvalidArgumentError(absl::StrCat(
-                  st->module, ": constant \"", in.name(), "\" of computation \"",
-                  c.name(), "\": expected its values, found {...} (the text "
-                  "left them out; print it with --large-constants)")));
-            }
-          }
-        }
-        *module = parsed->module.SerializeAsString();
-      }
-      absl::StatusOr<std::string> snap = SnapshotFromModule(*module);
-      if (!snap.ok()) return Fail(app, WithFile(snap.status(), st->module));
+      absl::StatusOr<std::string> snap = SnapshotFromModuleFile(st->module);
+      if (!snap.ok()) return Fail(app, snap.status());
       req.snapshot = *std::move(snap);
     } else {
       absl::StatusOr<std::string> snap = LiteralEmptySnapshotOfFile(st->snapshot);
       if (!snap.ok()) return Fail(app, snap.status());
       req.snapshot = *std::move(snap);
     }
-    if (absl::Status s =
-            AddLiterals(st->inputs, in_types, "input", shape, &req.inputs);
-        !s.ok()) {
-      return Fail(app, s);
-    }
-    if (absl::Status s =
-            AddLiterals(st->outputs, out_types, "output", shape, &req.outputs);
-        !s.ok()) {
-      return Fail(app, s);
-    }
+    absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> inputs =
+        LiteralsOfFiles(st->inputs, in_types, "input", shape);
+    if (!inputs.ok()) return Fail(app, inputs.status());
+    req.inputs = *std::move(inputs);
+    absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> outputs =
+        LiteralsOfFiles(st->outputs, out_types, "output", shape);
+    if (!outputs.ok()) return Fail(app, outputs.status());
+    req.outputs = *std::move(outputs);
     // Estimated output size for the progress line: the header plus every
     // input file (close enough: headers are small, varints differ).
     uint64_t estimate = req.snapshot.size();

@@ -310,8 +310,9 @@ def write(path, module, inputs, outputs=None, *, format="decomposed",
           dtypes=None, output_block=True):
     """Writes a snapshot file atomically (complete under `path`, or absent).
 
-    module: HloModuleProto bytes, or the path of a file holding them (as
-    `decomposed pack --module`). inputs / outputs: sequences of NumPy
+    module: HloModuleProto bytes, or the path of a module file read as
+    `decomposed pack --module` reads it (a serialized HloModuleProto, or HLO
+    text, parsed; a constant left as {...} is an error). inputs / outputs: sequences of NumPy
     arrays, torch tensors or buffer-protocol objects, each streamed from its
     own memory (C- or Fortran-contiguous arrays without a copy). dtypes:
     {index: "bf16", ...} (or {"output 0": ...}) names the XLA type of arrays

@@ -61,6 +61,7 @@
 #include "decomposed/snapshot/classic.h"
 #include "decomposed/snapshot/convert.h"
 #include "decomposed/snapshot/inspect.h"
+#include "decomposed/snapshot/module_file.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/snapshot/producer.h"
 #include "decomposed/snapshot/reader.h"
@@ -678,14 +679,15 @@ void Write(const std::string& path, py::object module, py::list inputs,
            py::object outputs, const std::string& format,
            bool output_block) {
   PackRequest req;
-  if (format == "decomposed") {
-    req.format = SnapshotType::kDecomposed;
-  } else if (format == "classic" || format == "snapshot") {
-    req.format = SnapshotType::kClassic;
-  } else {
+  // The CLI's names (snapshot_type.h), and "classic" for the classic form.
+  std::optional<SnapshotType> type = format == "classic"
+                                         ? std::optional<SnapshotType>(SnapshotType::kClassic)
+                                         : ValueOf(kOutputSnapshotTypeNames, format);
+  if (!type) {
     throw py::value_error("format must be 'decomposed' or 'classic', not '" +
                           format + "'");
   }
+  req.format = *type;
   req.write.write_output_count = output_block;
   std::vector<WriteArray> in, out;
   for (py::handle h : inputs) in.push_back(ToWriteArray(h.cast<py::tuple>()));
@@ -706,14 +708,13 @@ void Write(const std::string& path, py::object module, py::list inputs,
     module_path = module.cast<std::string>();
   }
   py::gil_scoped_release nogil;
-  if (module_path) {
-    absl::StatusOr<std::string> m = ReadMessageFile(*module_path);
-    if (!m.ok()) Throw(m.status(), *module_path);
-    module_bytes = *std::move(m);
+  // A module file as `pack --module` reads one (HLO text too); bytes are
+  // a serialized HloModuleProto.
+  absl::StatusOr<std::string> snap = module_path ? SnapshotFromModuleFile(*module_path)
+                                                 : SnapshotFromModule(module_bytes);
+  if (!snap.ok()) {
+    Throw(module_path ? snap.status() : Prefix(snap.status(), "module"), module_path.value_or(""));
   }
-  absl::StatusOr<std::string> snap = SnapshotFromModule(module_bytes);
-  if (!snap.ok()) Throw(module_path ? WithFile(snap.status(), *module_path)
-                                    : Prefix(snap.status(), "module"));
   req.snapshot = *std::move(snap);
   req.inputs = ArrayLiterals(in, "input");
   req.outputs = ArrayLiterals(out, "output");

@@ -13,6 +13,8 @@
 #include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/limits.h"
+#include "decomposed/snapshot/classic.h"
+#include "decomposed/snapshot/producer.h"
 #include "decomposed/snapshot/reader.h"
 #include "decomposed/snapshot/snapshot_type.h"
 #include "decomposed/status.h"
@@ -321,6 +323,29 @@ absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
   src->Seek(0);
   const std::string_view bytes(src->cursor(), src->available());
   return ParseModuleBytes(bytes, path, options);
+}
+
+absl::StatusOr<std::string> SnapshotFromModuleFile(const std::string& path) {
+  absl::StatusOr<std::string> module = ReadMessageFile(path);
+  if (!module.ok()) return module.status();
+  if (LooksLikeHloText(std::string_view(*module).substr(0, kTextProbeBytes))) {
+    absl::StatusOr<ModuleFile> parsed = ParseModuleBytes(*module, path);
+    if (!parsed.ok()) return parsed.status();
+    for (const xla::HloComputationProto& c : parsed->module.computations()) {
+      for (const xla::HloInstructionProto& in : c.instructions()) {
+        if (in.opcode() == "constant" && hlo::IsElidedLiteral(in.literal())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              path, ": constant \"", in.name(), "\" of computation \"", c.name(),
+              "\": expected its values, found {...} (the text left them out; print it "
+              "with --large-constants)"));
+        }
+      }
+    }
+    *module = parsed->module.SerializeAsString();
+  }
+  absl::StatusOr<std::string> snapshot = SnapshotFromModule(*module);
+  if (!snapshot.ok()) return WithFile(snapshot.status(), path);
+  return snapshot;
 }
 
 }  // namespace decomposed

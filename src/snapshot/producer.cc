@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
@@ -16,6 +18,61 @@
 #include "decomposed/xla/shape.h"
 
 namespace decomposed {
+
+absl::StatusOr<std::vector<std::optional<PrimitiveType>>> ParseIndexedDtypes(
+    const std::vector<std::string>& specs, size_t count, std::string_view what) {
+  std::vector<std::optional<PrimitiveType>> out(count);
+  for (const std::string& s : specs) {
+    const size_t eq = s.find('=');
+    size_t index;
+    if (eq == std::string::npos || !absl::SimpleAtoi(absl::string_view(s.data(), eq), &index)) {
+      return absl::InvalidArgumentError(absl::StrCat("expected INDEX=TYPE, found '", s, "'"));
+    }
+    if (index >= count) {
+      return absl::InvalidArgumentError(absl::StrCat("'", s, "': there are only ",
+                                                     Counted(count, what),
+                                                     " (numbered from 0)"));
+    }
+    std::optional<PrimitiveType> t = ParseDtypeName(std::string_view(s).substr(eq + 1));
+    if (!t) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", s, "': unknown type (use an XLA name such as bf16, f8e4m3fn, s4, or a NumPy "
+                  "name such as float32)"));
+    }
+    out[index] = t;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> LiteralsOfFiles(
+    const std::vector<std::string>& files,
+    const std::vector<std::optional<PrimitiveType>>& types, std::string_view role,
+    const ShapeEncodeOptions& shape) {
+  if (!types.empty() && types.size() != files.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Sv(role), " types: expected one per file (", files.size(), "), found ", types.size()));
+  }
+  std::vector<std::unique_ptr<LiteralSource>> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string name = absl::StrCat(Sv(role), " ", i, " (", files[i], ")");
+    const std::optional<PrimitiveType> type = types.empty() ? std::nullopt : types[i];
+    if (absl::EndsWith(files[i], ".npy")) {
+      LiteralEncodeOptions o;
+      o.shape = shape;
+      o.name = name;
+      out.push_back(NpyLiteral(files[i], type, o));
+      continue;
+    }
+    if (type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": a type applies to .npy files only"));
+    }
+    absl::StatusOr<std::string> body = ReadMessageFile(files[i]);
+    if (!body.ok()) return Prefix(body.status(), name);
+    out.push_back(SerializedLiteral(*std::move(body), true, name));
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path) {
   OwnedFd fd;

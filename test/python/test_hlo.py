@@ -109,3 +109,18 @@ def test_load_reads_one_graph_of_a_torch_xla_graph_dump(tmp_path):
     assert "expected a graph in [0, 2), found 2" in str(e.value)
     with pytest.raises(ValueError):
         decomposed.hlo.load(path, graph=-1)
+
+
+def test_write_takes_a_module_file_of_hlo_text(example, tmp_path):
+    # As `pack --module` does (SnapshotFromModuleFile): text is parsed.
+    text = tmp_path / "m.hlo"
+    text.write_text(SHORT)
+    out = tmp_path / "from_text.dhs"
+    with decomposed.open(example) as f:
+        decomposed.write(out, str(text), [f.inputs[0].numpy(), f.inputs[1].numpy()])
+    assert decomposed.open(out).module.text(style="short") == SHORT
+    text.write_text(SHORT.replace("constant(2)", "constant(2)").replace(
+        "two = f32[] constant(2)", "two = f32[11]{0} constant({...})"))
+    with pytest.raises(decomposed.FormatError) as e:
+        decomposed.write(tmp_path / "no.dhs", str(text), [])
+    assert 'constant "two"' in str(e.value)

@@ -119,6 +119,15 @@ bool LooksLikeHloText(std::string_view head);
 absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
                                           const ModuleFileOptions& options = {});
 
+// Region [0] of a snapshot made from a module file, as `pack --module` and
+// Python's write() take one: HLO text (LooksLikeHloText) is parsed and its
+// proto used; a constant the text left as `{...}` has no values to pack,
+// an error naming the constant and its computation. Any other file is
+// used as a serialized HloModuleProto, byte for byte (fields this library
+// does not declare are kept). The header is SnapshotFromModule's
+// (classic.h); errors name the file.
+absl::StatusOr<std::string> SnapshotFromModuleFile(const std::string& path);
+
 // The same for bytes in memory (a protobuf message or HLO text; a
 // snapshot's bytes too). `name` names them in errors.
 absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,

@@ -75,6 +75,24 @@ namespace decomposed {
 // Reads a whole file that must be one protobuf message (< 2 GiB).
 absl::StatusOr<std::string> ReadMessageFile(const std::string& path);
 
+// "INDEX=TYPE" specs (pack's --dtype, --output-dtype) -> one optional type
+// per file of `count` (`what` names them: "input"). TYPE is any name
+// ParseDtypeName takes (bf16, f8e4m3fn, float32, ...). Errors,
+// kInvalidArgument: "expected INDEX=TYPE, found 'x'", "'5=f32': there are
+// only 2 inputs (numbered from 0)", "'0=foo': unknown type (...)".
+absl::StatusOr<std::vector<std::optional<PrimitiveType>>> ParseIndexedDtypes(
+    const std::vector<std::string>& specs, size_t count, std::string_view what);
+
+// The literals of files as `decomposed pack` takes them, in order: a file
+// named *.npy is streamed (NpyLiteral, its type from `types[i]` when set:
+// a void or narrow-float descr needs one); any other file holds one
+// serialized LiteralProto, validated (a type given for it is an error).
+// Each is named "<role> <i> (<file>)". `types` is empty or one per file.
+absl::StatusOr<std::vector<std::unique_ptr<LiteralSource>>> LiteralsOfFiles(
+    const std::vector<std::string>& files,
+    const std::vector<std::optional<PrimitiveType>>& types, std::string_view role,
+    const ShapeEncodeOptions& shape = {});
+
 // ---------------------------------------------------------------------------
 // More literal bodies (see xla/literal_source.h for arrays and bytes,
 // npy/npy_literal.h for NpyLiteral, a .npy file).
