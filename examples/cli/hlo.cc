@@ -67,15 +67,8 @@ absl::Status DumpOutput(const State& st, const ModuleFile& file) {
   graphs = nlohmann::ordered_json::array();
   for (size_t i = 0; i < dump->graphs.size(); ++i) {
     const hlo::TensorsDumpGraph& g = dump->graphs[i];
-    auto where = [&](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat("graph ", i, ", whose text starts at line ",
-                                                 g.line, ": ", s.message()));
-    };
-    absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(g.text);
-    if (!t.ok()) return where(t.status());
-    absl::StatusOr<std::unique_ptr<hlo::HloModule>> m =
-        hlo::HloModule::Create(std::move(t->module));
-    if (!m.ok()) return where(m.status());
+    absl::StatusOr<std::unique_ptr<hlo::HloModule>> m = hlo::ParseTensorsDumpGraph(*dump, i);
+    if (!m.ok()) return m.status();
     nlohmann::ordered_json one;
     one["graph"] = i;
     one["line"] = g.line;

@@ -137,4 +137,19 @@ absl::StatusOr<TensorsDump> SplitTensorsDump(std::string_view text) {
   return dump;
 }
 
+absl::StatusOr<std::unique_ptr<HloModule>> ParseTensorsDumpGraph(
+    const TensorsDump& dump, size_t i, HloModuleTextExtras* extras) {
+  const TensorsDumpGraph& g = dump.graphs.at(i);
+  auto where = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat("graph ", i, ", whose text starts at line ",
+                                               g.line, ": ", s.message()));
+  };
+  absl::StatusOr<ParsedHloText> t = ParseHloText(g.text);
+  if (!t.ok()) return where(t.status());
+  if (extras != nullptr) *extras = std::move(t->extras);
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(std::move(t->module));
+  if (!m.ok()) return where(m.status());
+  return m;
+}
+
 }  // namespace decomposed::hlo

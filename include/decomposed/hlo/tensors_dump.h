@@ -77,6 +77,13 @@ bool LooksLikeTensorsDump(std::string_view text);
 // `## BEGIN_GRAPH`, an empty module text, and a file with no graph.
 absl::StatusOr<TensorsDump> SplitTensorsDump(std::string_view text);
 
+// Graph `i` of `dump` parsed (hlo/parse.h) into a module view; `*extras`,
+// when given, receives its header's config attributes. Errors are the
+// parser's and the view's, prefixed "graph <i>, whose text starts at line
+// <line>: ".
+absl::StatusOr<std::unique_ptr<HloModule>> ParseTensorsDumpGraph(
+    const TensorsDump& dump, size_t i, HloModuleTextExtras* extras = nullptr);
+
 // The dump printed again into `sink`: each graph's `before` as it was, its
 // module parsed and printed in `options`' style (its header's config
 // attributes kept), then `after`. For a dump whose modules are in that
@@ -86,18 +93,14 @@ template <ByteSink S>
 absl::Status PrintTensorsDump(const TensorsDump& dump,
                               const HloPrintOptions& options, S& sink) {
   for (size_t i = 0; i < dump.graphs.size(); ++i) {
-    const TensorsDumpGraph& g = dump.graphs[i];
-    auto where = [&](const absl::Status& s) {
+    HloModuleTextExtras extras;
+    absl::StatusOr<std::unique_ptr<HloModule>> m = ParseTensorsDumpGraph(dump, i, &extras);
+    if (!m.ok()) return m.status();
+    if (!sink.Write(dump.graphs[i].before)) return sink.status();
+    if (absl::Status s = PrintHloModule(**m, options, sink, &extras); !s.ok()) {
+      if (!sink.status().ok()) return s;
       return absl::Status(s.code(), absl::StrCat("graph ", i, ", whose text starts at line ",
-                                                 g.line, ": ", s.message()));
-    };
-    absl::StatusOr<ParsedHloText> t = ParseHloText(g.text);
-    if (!t.ok()) return where(t.status());
-    absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(std::move(t->module));
-    if (!m.ok()) return where(m.status());
-    if (!sink.Write(g.before)) return sink.status();
-    if (absl::Status s = PrintHloModule(**m, options, sink, &t->extras); !s.ok()) {
-      return sink.status().ok() ? where(s) : s;
+                                                 dump.graphs[i].line, ": ", s.message()));
     }
   }
   if (!sink.Write(dump.after)) return sink.status();
