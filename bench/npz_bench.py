@@ -28,24 +28,8 @@ import subprocess
 import sys
 import time
 
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def ld(num, payload):
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-
-def box(v):
-    p = b"\x3a" + bytes([len(varint(v))]) + varint(v)
-    return bytes([len(p)]) + p
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+from wire import box, ld, varint  # noqa: E402
 
 
 def f32_literal(dims, data):

@@ -140,17 +140,9 @@ print("ok=1")
 
 
 def module_bytes():
-    def varint(v):
-        out = bytearray()
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-        return bytes(out)
-
-    def f_len(field, payload):
-        return varint(field << 3 | 2) + varint(len(payload)) + payload
-    return f_len(1, b"bench") + f_len(2, b"main")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+    from wire import ld
+    return ld(1, b"bench") + ld(2, b"main")
 
 
 def main():

@@ -28,27 +28,11 @@ import tempfile
 import time
 import zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import box, ld, varint  # noqa: E402
+
 TEMP = re.compile(r"^\..+\.tmp\.[A-Za-z0-9]{6}$")
 FRACTIONS = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95]
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def box(v):
-    p = b"\x3a" + bytes([len(varint(v))]) + varint(v)
-    return bytes([len(p)]) + p
-
-
-def ld(num, payload):
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 def payload(i, nbytes):

@@ -21,6 +21,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import ld as field_len, varint  # noqa: E402
+
 
 # ---------------------------------------------------------------- protobuf
 
@@ -185,19 +188,6 @@ def read_decomposed(path):
 
 
 # ------------------------------------------------------------------ test
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def field_len(n, payload):
-    return varint((n << 3) | 2) + varint(len(payload)) + payload
-
 
 def same(a, b):
     if a.dtype.kind == "V" or b.dtype.kind == "V":

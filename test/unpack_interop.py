@@ -26,38 +26,8 @@ import sys
 
 import numpy as np
 
-# ---------------------------------------------------------------- wire format
-
-
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def tag(field, wt):
-    return varint((field << 3) | wt)
-
-
-def f_varint(field, v):
-    return tag(field, 0) + varint(v)
-
-
-def f_len(field, payload):
-    return tag(field, 2) + varint(len(payload)) + payload
-
-
-def box(v, with_shape=False):
-    payload = f_len(7, varint(v))
-    if with_shape:  # shape {element_type: U64 layout {}} first, as old XLA
-        payload = f_len(1, f_varint(2, 9) + f_len(5, b"")) + payload
-    assert len(payload) < 128
-    return bytes([len(payload)]) + payload
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import box, f_varint, ld as f_len, tag, varint  # noqa: E402,F401
 
 # ---------------------------------------------------------------- XLA types
 # name: (number, LiteralProto field, kind, numpy dtype or void width)

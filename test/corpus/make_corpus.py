@@ -31,39 +31,10 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from wire import box, ld, packed, tag as field, varint  # noqa: E402,F401
+
 OUT = os.path.join(HERE, "files")
-
-
-def varint(n):
-    if n < 0:
-        n += 1 << 64
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def box(v):
-    payload = b"\x3a" + bytes([len(varint(v))]) + varint(v)
-    return bytes([len(payload)]) + payload
-
-
-def field(num, wt):
-    return varint((num << 3) | wt)
-
-
-def ld(num, payload):
-    """A length-delimited field."""
-    return field(num, 2) + varint(len(payload)) + payload
-
-
-def packed(num, values):
-    return ld(num, b"".join(varint(v) for v in values))
 
 
 # ShapeProto: element_type = 2, dimensions = 3, tuple_shapes = 4, layout = 5.
