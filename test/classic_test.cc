@@ -23,27 +23,19 @@
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "wire_encode.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::wire_encode::Len;
+using ::decomposed::wire_encode::Varint;
 
 using ::decomposed::test::ListDir;
 using ::decomposed::test::ReadFile;
 
 // --- building snapshots ------------------------------------------------------
 
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Len(uint32_t field, const std::string& payload) {
-  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
-}
 
 // F32 array literal as modern XLA's ToProto writes it.
 xla::LiteralProto F32(std::vector<int64_t> dims, std::vector<float> values) {

@@ -22,25 +22,20 @@
 #include "decomposed/npy/npy.h"
 #include "decomposed/xla/shape.h"
 #include "gtest/gtest.h"
+#include "wire_encode.h"
 
 namespace decomposed {
 namespace {
 
+using ::decomposed::wire_encode::Tag;
+using ::decomposed::wire_encode::Varint;
+// A length-delimited field.
+inline std::string Ld(int field, const std::string& payload) {
+  return ::decomposed::wire_encode::Len(static_cast<uint32_t>(field), payload);
+}
+
 using absl::StatusCode;
 
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Tag(int field, int wt) { return Varint(uint64_t(field) << 3 | wt); }
-std::string Ld(int field, const std::string& payload) {
-  return Tag(field, 2) + Varint(payload.size()) + payload;
-}
 std::string Packed(int field, const std::vector<uint64_t>& v) {
   std::string p;
   for (uint64_t x : v) p += Varint(x);

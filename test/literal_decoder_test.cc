@@ -16,9 +16,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "wire_encode.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::wire_encode::Len;
+using ::decomposed::wire_encode::Varint;
 
 using ::decomposed::test::HandNpyHeader;
 using ::decomposed::test::ReadFile;
@@ -32,18 +36,6 @@ std::string B(std::initializer_list<int> b) {
 }
 
 // Small hand encoders for the bigger cases (the small ones are literal bytes).
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Len(uint32_t field, const std::string& payload) {
-  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
-}
 std::string Packed(const std::vector<int64_t>& v) {
   std::string s;
   for (int64_t x : v) s += Varint(static_cast<uint64_t>(x));

@@ -16,9 +16,14 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
+#include "wire_encode.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::wire_encode::Len;
+using ::decomposed::wire_encode::Varint;
+using ::decomposed::wire_encode::VarintField;
 
 using ::decomposed::test::ListDir;
 using ::decomposed::test::ReadFile;
@@ -257,21 +262,6 @@ TEST_F(UnpackNpzTest, ManifestAsAnNpzEntry) {
 
 // --- hand encoders (protobuf wire format, from docs/format.md) -------------------
 
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Len(uint32_t field, const std::string& payload) {
-  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
-}
-std::string VarintField(uint32_t field, uint64_t v) {
-  return Varint(field << 3) + Varint(v);
-}
 // ShapeProto F32[n]{0}.
 std::string F32Shape(size_t n) {
   return VarintField(2, 11) + Len(3, Varint(n)) + Len(5, Len(1, Varint(0)));

@@ -15,9 +15,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "wire_encode.h"
 
 namespace decomposed {
 namespace {
+
+using ::decomposed::wire_encode::Box;
+using ::decomposed::wire_encode::Len;
+using ::decomposed::wire_encode::Varint;
+using ::decomposed::wire_encode::VarintField;
 
 using ::decomposed::test::ListDir;
 using ::decomposed::test::ReadFile;
@@ -28,25 +34,6 @@ using ::testing::StartsWith;
 
 // --- hand encoders (protobuf wire format, from the spec) ---------------------
 
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Len(uint32_t field, const std::string& payload) {
-  return Varint((field << 3) | 2) + Varint(payload.size()) + payload;
-}
-std::string VarintField(uint32_t field, uint64_t v) {
-  return Varint(field << 3) + Varint(v);
-}
-std::string Box(uint64_t v) {
-  std::string payload = Len(7, Varint(v));
-  return std::string(1, static_cast<char>(payload.size())) + payload;
-}
 // F32[n]{0} literal of the given floats.
 std::string F32Literal(const std::vector<float>& v) {
   std::string shape = VarintField(2, 11) + Len(3, Varint(v.size())) +
