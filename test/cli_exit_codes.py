@@ -387,6 +387,29 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     r = expect(0, ["hlo", proto, "--json"])
     if json.loads(r.stdout)["instructions"] != 6:
         failures.append(f"hlo --json: {r.stdout[:300]!r}")
+    # torch-xla's graph dump: one graph is a module file to every command;
+    # of several, --to-proto needs --graph.
+    with open(short) as f:
+        module_text = f.read()
+    graph = ("[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (a.py:1)\n\n"
+             "## BEGIN_GRAPH\n" + module_text + "\n## END_GRAPH\n\n\n")
+    dump1, dump2 = os.path.join(tmp, "one.hlo.0"), os.path.join(tmp, "two.hlo.0")
+    with open(dump1, "w") as f:
+        f.write(graph)
+    with open(dump2, "w") as f:
+        f.write(graph + graph)
+    r = expect(0, ["hlo", dump1, "--style", "short"])
+    if r.stdout != graph:
+        failures.append(f"hlo of a graph dump does not print it again: {r.stdout[:200]!r}")
+    dump_pb = os.path.join(tmp, "dump.pb")
+    expect(0, ["hlo", dump1, "--to-proto", "-o", dump_pb])
+    with open(dump_pb, "rb") as f, open(proto, "rb") as g:
+        if f.read() != g.read():
+            failures.append("hlo --to-proto of a one-graph dump differs from its module's")
+    expect(2, ["hlo", dump2, "--to-proto", "-o", dump_pb])
+    expect(0, ["hlo", dump2, "--graph", "1", "--to-proto", "-o", dump_pb])
+    expect(1, ["hlo", dump2, "--graph", "2"], "hlo")
+    expect(1, ["run", "--module", dump2, "--inputs", EXAMPLE], "run")
     # pack --module takes HLO text too: the same snapshot as from the proto.
     from_text = os.path.join(tmp, "from_text.dhs")
     from_proto = os.path.join(tmp, "from_proto.dhs")

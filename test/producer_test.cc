@@ -535,6 +535,19 @@ TEST(Producer, SnapshotFromModuleFileReadsProtoAndText) {
   EXPECT_EQ(snap.hlo().hlo_module().name(), "t");
   EXPECT_EQ(snap.hlo().hlo_module().computations(0).instructions_size(), 2);
 
+  // torch-xla's graph dump of one graph is a module file too.
+  const std::string dump = TempPath("module.hlo.0");
+  const std::string graph =
+      "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (a.py:1)\n\n## BEGIN_GRAPH\n"
+      "HloModule g\n\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n\n\n## END_GRAPH\n";
+  WriteFile(dump, graph);
+  absl::StatusOr<std::string> from_dump = SnapshotFromModuleFile(dump);
+  ASSERT_TRUE(from_dump.ok()) << from_dump.status();
+  ASSERT_TRUE(snap.ParseFromString(*from_dump));
+  EXPECT_EQ(snap.hlo().hlo_module().name(), "g");
+  WriteFile(dump, graph + graph);
+  EXPECT_EQ(SnapshotFromModuleFile(dump).status().code(), absl::StatusCode::kInvalidArgument);
+
   WriteFile(text,
             "HloModule t\n\nENTRY main {\n  ROOT c = f32[11]{0} constant({...})\n}\n");
   absl::StatusOr<std::string> elided = SnapshotFromModuleFile(text);

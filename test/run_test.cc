@@ -174,9 +174,11 @@ TEST(ModuleFileTest, EveryFormByContent) {
   xla::HloUnoptimizedSnapshot u;
   *u.mutable_hlo_module() = snap->module;
   for (int partition = 0; partition < 2; ++partition) {
-    xla::LiteralProto* arg = u.add_partitions()->add_arguments();
+    xla::HloInputs inputs;
+    xla::LiteralProto* arg = inputs.add_arguments();
     arg->mutable_shape()->set_element_type(xla::S32);
     arg->add_s32s(partition);
+    u.add_partitions(inputs.SerializeAsString());
   }
   absl::StatusOr<ModuleFile> un = ReadModuleFile(dir.Write("u.pb", u.SerializeAsString()));
   ASSERT_TRUE(un.ok()) << un.status();
@@ -240,7 +242,8 @@ TEST(ModuleFileTest, TensorsDumpGraphs) {
   ASSERT_FALSE(either.ok());
   EXPECT_EQ(either.status().message(),
             "file: torch-xla graph dump: expected one graph, found 2; name one, "
-            "from 0 to 1: `decomposed hlo FILE --graph N -o N.hlo` writes it (" +
+            "from 0 to 1, with `decomposed hlo --graph N` or Python's "
+            "`decomposed.hlo.load(path, graph=N)` (" +
                 two + ")");
   ModuleFileOptions o;
   o.graph = 1;
@@ -314,6 +317,7 @@ TEST(ModuleFileTest, NeitherFormSaysWhatEachReadingFound) {
   const std::string msg(g.status().message());
   EXPECT_THAT(msg, HasSubstr("not a module file"));
   EXPECT_THAT(msg, HasSubstr("read as HloModuleProto, "));
+  EXPECT_THAT(msg, HasSubstr("read as HloUnoptimizedSnapshot, "));
   EXPECT_THAT(msg, HasSubstr("read as HloProto, "));
   EXPECT_THAT(msg, HasSubstr("read as a classic snapshot, "));
   EXPECT_THAT(msg, HasSubstr("g.bin"));

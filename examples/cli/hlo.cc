@@ -112,14 +112,20 @@ Action Setup(CLI::App& app) {
     absl::StatusOr<ModuleFile> file = ReadModuleFile(st->file, read);
     if (!file.ok()) return Fail(app, file.status());
     if (file->form == ModuleFileForm::kTensorsDump && file->graph < 0) {
-      if (st->to_proto) {
+      if (!st->to_proto) {
+        absl::Status s = DumpOutput(*st, *file);
+        return s.ok() ? kExitOk : Fail(app, s);
+      }
+      // One proto: the dump's one graph, or the one --graph names.
+      if (file->graphs != 1) {
         throw CLI::ValidationError(
             "--to-proto", absl::StrCat("the file is a torch-xla graph dump of ",
-                                       file->graphs,
-                                       " graphs: name one with --graph N"));
+                                       Counted(file->graphs, "graph"),
+                                       ": name one with --graph N"));
       }
-      absl::Status s = DumpOutput(*st, *file);
-      return s.ok() ? kExitOk : Fail(app, s);
+      const std::string text = std::move(file->dump_text);
+      file = ParseModuleBytes(text, st->file);  // its one graph
+      if (!file.ok()) return Fail(app, file.status());
     }
     if (st->to_proto) {
       if ((st->out.empty() || st->out == "-") && ::isatty(STDOUT_FILENO)) {

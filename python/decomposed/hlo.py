@@ -111,10 +111,14 @@ def load(path, graph=None) -> Module:
     HLO text or torch-xla's graph dump (XLA_SAVE_TENSORS_FILE), told apart
     by content ("-": standard input). Of a graph dump, `graph` (from 0)
     names the graph; without it the dump must hold one."""
+    import operator
     import os
-    if graph is not None and (isinstance(graph, bool) or not isinstance(graph, int)
-                              or graph < 0):
-        raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
+    if graph is not None:
+        if isinstance(graph, bool):
+            raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
+        graph = operator.index(graph)  # an int or a NumPy integer
+        if graph < 0:
+            raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
     data, form, config, has_layout = _decomposed._hlo_load(
         os.fspath(path), -1 if graph is None else graph)
     return Module(data, config=config, has_entry_layout=has_layout, form=form)

@@ -102,7 +102,8 @@ absl::StatusOr<ModuleFile> FromDump(std::string_view bytes, std::string_view nam
         absl::InvalidArgumentError(absl::StrCat(
             "file: torch-xla graph dump: expected one graph, found ", f.graphs,
             "; name one, from 0 to ", f.graphs - 1,
-            ": `decomposed hlo FILE --graph N -o N.hlo` writes it")),
+            ", with `decomposed hlo --graph N` or Python's "
+            "`decomposed.hlo.load(path, graph=N)`")),
         file);
   }
   f.graph = options.graph == ModuleFileOptions::kOnlyGraph ? 0 : options.graph;
@@ -115,10 +116,10 @@ absl::StatusOr<ModuleFile> FromDump(std::string_view bytes, std::string_view nam
   const hlo::TensorsDumpGraph& g = dump->graphs[static_cast<size_t>(f.graph)];
   absl::StatusOr<hlo::ParsedHloText> t = hlo::ParseHloText(g.text);
   if (!t.ok()) {
-    return WithFile(absl::InvalidArgumentError(absl::StrCat(
-                        "file: torch-xla graph dump: graph ", f.graph,
-                        ", whose text starts at line ", g.line, ": ",
-                        t.status().message())),
+    return WithFile(absl::Status(t.status().code(),
+                                 absl::StrCat("file: torch-xla graph dump: graph ", f.graph,
+                                              ", whose text starts at line ", g.line, ": ",
+                                              t.status().message())),
                     file);
   }
   f.module = std::move(t->module);
@@ -244,7 +245,7 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
   // The protobuf readings. A wrong one may meet a string field that is not
   // UTF-8, which protobuf logs: silenced here, the outcome says it all.
   google::protobuf::LogSilencer quiet;
-  std::string why_module, why_hlo, why_classic;
+  std::string why_module, why_unoptimized, why_hlo, why_classic;
   {
     ModuleFile f;
     f.form = ModuleFileForm::kHloModuleProto;
@@ -260,9 +261,15 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
     // Field 1 is a module here too; its partitions (field 2) tell it from an
     // HloProto, which has no field 2.
     xla::HloUnoptimizedSnapshot u;
-    if (u.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
-        u.partitions_size() > 0 && u.has_hlo_module() &&
-        HasComputations(u.hlo_module())) {
+    if (!u.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      why_unoptimized = "protobuf rejects the bytes";
+    } else if (u.partitions_size() == 0) {
+      why_unoptimized = "no partitions (field 2)";
+    } else if (!u.has_hlo_module()) {
+      why_unoptimized = "no hlo_module (field 1)";
+    } else if (!HasComputations(u.hlo_module())) {
+      why_unoptimized = NoComputations(u.hlo_module());
+    } else {
       ModuleFile f;
       f.form = ModuleFileForm::kHloUnoptimizedSnapshot;
       f.module = std::move(*u.mutable_hlo_module());
@@ -301,9 +308,11 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
   return WithFile(
       WithLocation(absl::InvalidArgumentError(absl::StrCat(
           "file: not a module file: expected an HloModuleProto, an "
-                "HloProto, a decomposed or classic snapshot, or HLO text; "
+                "HloUnoptimizedSnapshot, an HloProto, a decomposed or classic "
+                "snapshot, HLO text or a torch-xla graph dump; "
                 "read as HloModuleProto, ",
-          why_module, "; read as HloProto, ", why_hlo,
+          why_module, "; read as HloUnoptimizedSnapshot, ", why_unoptimized,
+          "; read as HloProto, ", why_hlo,
           "; read as a classic snapshot, ", why_classic)),
                    "file", 0),
       file);
@@ -328,7 +337,9 @@ absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
 absl::StatusOr<std::string> SnapshotFromModuleFile(const std::string& path) {
   absl::StatusOr<std::string> module = ReadMessageFile(path);
   if (!module.ok()) return module.status();
-  if (LooksLikeHloText(std::string_view(*module).substr(0, kTextProbeBytes))) {
+  if (LooksLikeHloText(std::string_view(*module).substr(0, kTextProbeBytes)) ||
+      (TextHead(*module) && hlo::LooksLikeTensorsDump(*module))) {
+    // Text: HLO text, or a graph dump of one graph.
     absl::StatusOr<ModuleFile> parsed = ParseModuleBytes(*module, path);
     if (!parsed.ok()) return parsed.status();
     for (const xla::HloComputationProto& c : parsed->module.computations()) {

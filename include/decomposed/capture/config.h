@@ -70,8 +70,8 @@ inline constexpr std::string_view kEnvFormat =
 inline constexpr int64_t kDefaultMaxCaptures = 4;
 
 enum class BundleFormat { kPt, kNpy };
-// "pt" / "npy": the file extension and the meta.json `format` value.
-// "pt", "npy": the tensor files' extension (names.h).
+// "pt", "npy": the tensor files' extension and meta.json's `format`
+// value, both directions (names.h).
 inline constexpr EnumName<BundleFormat> kBundleFormatNames[] = {
     {"pt", BundleFormat::kPt},
     {"npy", BundleFormat::kNpy},

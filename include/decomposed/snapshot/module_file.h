@@ -21,7 +21,7 @@
 // Detection: text when the first 4 KiB hold no byte below 0x20 but tab,
 // newline, carriage return and form feed (every protobuf message above
 // starts with a length or a tag below 0x20 within its first bytes); a graph
-// dump when the text's first line is `## BEGIN_GRAPH` or a `[Title]` line
+// dump when the text's first non-blank line is `## BEGIN_GRAPH` or a `[Title]` line
 // that such a line follows (hlo::LooksLikeTensorsDump); HLO text when the
 // first word that is not a comment is `HloModule`, or begins a computation
 // (text without the HloModule line, as XLA's parser takes it: an optional
@@ -38,9 +38,10 @@
 // header is read).
 //
 // Errors name the file: an empty file, a file that is none of the forms
-// ("<path>: not a module file: expected an HloModuleProto, an HloProto, a
-// decomposed or classic snapshot, or HLO text; read as HloModuleProto, ...;
-// read as HloProto, ...; read as a classic snapshot, ..."), a snapshot
+// ("<path>: not a module file: expected an HloModuleProto, an
+// HloUnoptimizedSnapshot, an HloProto, ...; read as HloModuleProto, ...;
+// read as HloUnoptimizedSnapshot, ...; read as HloProto, ...; read as a
+// classic snapshot, ..."), a snapshot
 // without a module, the snapshot reader's errors, and the text parser's
 // (line:column).
 //
