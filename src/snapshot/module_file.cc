@@ -258,36 +258,23 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
     }
   }
   {
-    // Field 1 is a module here too; its partitions (field 2) tell it from an
-    // HloProto, which has no field 2.
+    // An HloUnoptimizedSnapshot and an HloProto both hold the module in
+    // field 1; the unoptimized snapshot's partitions (field 2, which an
+    // HloProto lacks) tell them apart. One parse serves both readings: an
+    // HloProto's buffer_assignment (field 3) is kept as an unknown field.
     xla::HloUnoptimizedSnapshot u;
     if (!u.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-      why_unoptimized = "protobuf rejects the bytes";
-    } else if (u.partitions_size() == 0) {
-      why_unoptimized = "no partitions (field 2)";
+      why_unoptimized = why_hlo = "protobuf rejects the bytes";
     } else if (!u.has_hlo_module()) {
       why_unoptimized = "no hlo_module (field 1)";
-    } else if (!HasComputations(u.hlo_module())) {
-      why_unoptimized = NoComputations(u.hlo_module());
-    } else {
-      ModuleFile f;
-      f.form = ModuleFileForm::kHloUnoptimizedSnapshot;
-      f.module = std::move(*u.mutable_hlo_module());
-      return f;
-    }
-  }
-  {
-    xla::HloProto p;
-    if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-      why_hlo = "protobuf rejects the bytes";
-    } else if (!p.has_hlo_module()) {
       why_hlo = "no hlo_module (HloProto field 1)";
-    } else if (!HasComputations(p.hlo_module())) {
-      why_hlo = NoComputations(p.hlo_module());
+    } else if (!HasComputations(u.hlo_module())) {
+      why_unoptimized = why_hlo = NoComputations(u.hlo_module());
     } else {
       ModuleFile f;
-      f.form = ModuleFileForm::kHloProto;
-      f.module = std::move(*p.mutable_hlo_module());
+      f.form = u.partitions_size() > 0 ? ModuleFileForm::kHloUnoptimizedSnapshot
+                                       : ModuleFileForm::kHloProto;
+      f.module = std::move(*u.mutable_hlo_module());
       return f;
     }
   }
