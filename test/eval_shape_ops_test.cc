@@ -125,6 +125,31 @@ TEST(EvalShapeOps, BitcastFollowsTheLayouts) {
   EXPECT_THAT(ToVector<int32_t>(r->array()), ElementsAre(0, 3, 1, 4, 2, 5));
 }
 
+TEST(EvalShapeOps, BitcastToPredAndS4ReadsBytesAsThoseTypes) {
+  // u8 bytes 5, 0, 255 read as PRED are true, false, true (any non-zero
+  // byte); a dot of that PRED vector with itself is then an OR of ANDs,
+  // true. The same bytes read as S4 keep their low four bits,
+  // sign-extended: 5, 0, -1.
+  Array bytes = MakeArray<uint8_t>(PrimitiveType::kU8, {3}, {5, 0, 255});
+  CompBuilder c("main");
+  int64_t x = c.Param(0, "u8[3]");
+  int64_t p = c.Op("bitcast", "pred[3]", {x});
+  int64_t s4 = c.Op("bitcast", "s4[3]", {x});
+  int64_t d = c.Op("dot", "pred[]", {p, p}, [](auto& i) {
+    i.mutable_dot_dimension_numbers()->add_lhs_contracting_dimensions(0);
+    i.mutable_dot_dimension_numbers()->add_rhs_contracting_dimensions(0);
+  });
+  c.Op("tuple", "(pred[3], s4[3], pred[])", {p, s4, d});
+  ModuleBuilder m;
+  m.Add(c);
+  auto mod = m.Build();
+  auto r = testing::Run(*mod, {bytes});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(ToVector<uint8_t>(r->elements()[0].array()), ElementsAre(1, 0, 1));
+  EXPECT_THAT(ToVector<int8_t>(r->elements()[1].array()), ElementsAre(5, 0, -1));
+  EXPECT_THAT(ToVector<uint8_t>(r->elements()[2].array()), ElementsAre(1));
+}
+
 TEST(EvalShapeOps, ElidedConstantNamesTheWayOut) {
   CompBuilder c("main");
   c.Op("constant", "f32[20]", {}, [](auto& i) { *i.mutable_literal()->mutable_shape() = testing::ParseTestShape("f32[20]"); });

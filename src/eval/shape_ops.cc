@@ -139,7 +139,14 @@ absl::StatusOr<Array> Bitcast(Ctx& ctx, const hlo::HloInstruction& instr, const 
   // Back to logical order: logical dim d is physical position pos[d].
   std::vector<int64_t> inverse(result_phys.size());
   for (size_t k = 0; k < result_phys.size(); ++k) inverse[result_phys[k]] = static_cast<int64_t>(k);
-  return Permute(ctx, *shaped, inverse);
+  absl::StatusOr<Array> r = Permute(ctx, *shaped, inverse);
+  if (!r.ok() || rtype == a.type() || (rtype != PrimitiveType::kPred && SubByteBits(rtype) == 0)) return r;
+  // Bytes of another type read as PRED or a sub-byte integer: every
+  // element is brought to the form the kernels rely on (PRED 0 or 1, S4
+  // sign-extended), as XLA's bitcast of such bytes reads them.
+  absl::StatusOr<Array> m = Materialize(ctx, *r);
+  if (!m.ok()) return m.status();
+  return Array::Copy(rtype, m->dims(), m->bytes());
 }
 
 absl::StatusOr<Value> Iota(Ctx& ctx, const hlo::HloInstruction& instr) {
