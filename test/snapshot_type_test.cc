@@ -16,6 +16,7 @@
 #include "decomposed/snapshot/verify.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "snapshot_unpack/command_line.h"
 #include "test_util.h"
 
 namespace decomposed {

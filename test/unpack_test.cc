@@ -14,6 +14,7 @@
 #include "decomposed/io/limited_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "snapshot_unpack/command_line.h"
 #include "test_util.h"
 #include "wire_encode.h"
 

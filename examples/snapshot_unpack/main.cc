@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "decomposed/io/input.h"
-#include "decomposed/snapshot/unpack.h"
 #include "decomposed/status.h"
+#include "snapshot_unpack/command_line.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -9,6 +9,7 @@
 
 #include "decomposed/snapshot/unpack.h"
 #include "fuzz_util.h"
+#include "snapshot_unpack/command_line.h"
 
 using namespace decomposed;
 

@@ -68,8 +68,8 @@
 // On failure the message also says how many finished files were kept
 // ("...; kept 2 complete files before the error"; none with kNpz). Codes
 // as in status.h; an unopenable input gives "Could not open: <file>:
-// <reason>" (code and errno payload from errno; RunUnpackCommandLine gives
-// the tool's "Could not open: <file>").
+// <reason>" (code and errno payload from errno; the snapshot-unpack
+// drop-in prints the tool's "Could not open: <file>" first).
 //
 // Example:
 //   decomposed::UnpackOptions o;
@@ -180,7 +180,7 @@ struct UnpackOptions {
   std::string output_prefix = "./";
   // kAuto (detect, docs/format.md §7.8; the default here and in the
   // `decomposed` CLI), kClassic (snapshot-unpack's default, "snapshot",
-  // which ParseUnpackCommandLine keeps) or kDecomposed.
+  // which the snapshot-unpack drop-in keeps) or kDecomposed.
   SnapshotType snapshot_type = SnapshotType::kAuto;
   bool dump_snapshot_outputs = false;
   // Also write <file>.npy.meta = {"ml_dtype": "<name>"} for void-typed
@@ -484,51 +484,6 @@ nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
 // every file committed, in order, also when an error stops the run.
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written = nullptr);
-
-// --- The snapshot-unpack command line -----------------------------------------
-
-struct UnpackCommandLine {
-  UnpackOptions options = ClassicByDefault();
-  std::string snapshot;  // the positional input file
-  bool help = false;     // -help / --help / -help-list given
-  // --snapshot-type named no type (SnapshotTypeFromName): the run fails
-  // with "ERROR: Unsupported snapshot format" once the input opens, as
-  // snapshot-unpack checks the type after opening the file.
-  bool unsupported_snapshot_type = false;
-
-  // snapshot-unpack's default input type is "snapshot" (classic), unlike
-  // UnpackOptions' kAuto: a drop-in keeps it.
-  static UnpackOptions ClassicByDefault() {
-    UnpackOptions o;
-    o.snapshot_type = SnapshotType::kClassic;
-    return o;
-  }
-};
-
-// Parses arguments (without argv[0]) as LLVM's cl::ParseCommandLineOptions
-// does for snapshot-unpack's options: one or two dashes; `-opt=value` and
-// `-opt value` for strings (module, output-prefix, snapshot-type); bools
-// (dump-snapshot-outputs, and our extensions ml-dtype-sidecar and
-// lenient-length-byte) as `-flag` or
-// `-flag=true|false` (also 1/0, TRUE/FALSE, True/False), never
-// `-flag false`; an option given twice is an error, as with cl::opt; `--`
-// ends options; exactly one positional <snapshot>; `-help`/`-help-list`
-// set `help` (no positional needed). Errors (kInvalidArgument) carry LLVM's
-// message texts, prefixed by `program`.
-absl::StatusOr<UnpackCommandLine> ParseUnpackCommandLine(
-    const std::vector<std::string>& args,
-    std::string_view program = "snapshot-unpack");
-
-// Runs a parsed command line: Unpack(cl.snapshot, cl.options, written),
-// except that an unsupported snapshot type fails (kInvalidArgument, "ERROR:
-// Unsupported snapshot format") after the open check, in the tool's order.
-// An input that cannot be opened gives the tool's text, "Could not open:
-// <file>", without the reason (the code and payloads stay).
-absl::Status RunUnpackCommandLine(const UnpackCommandLine& cl,
-                                  std::vector<UnpackedFile>* written = nullptr);
-
-// The -help text.
-std::string UnpackUsage(std::string_view program = "snapshot-unpack");
 
 }  // namespace decomposed
 
