@@ -367,6 +367,20 @@ TEST_F(UnpackTest, CreatesTheOutputDirectory) {
   EXPECT_FALSE(Exists(out_ + "c"));
 }
 
+// The directory is made at the first piece written: an input rejected
+// before its module leaves no directory behind.
+TEST_F(UnpackTest, AnInputRejectedBeforeItsModuleMakesNoDirectory) {
+  std::string p = Write("empty.dhs", "");
+  UnpackOptions o = Options(SnapshotType::kDecomposed, false);
+  o.output_prefix = out_ + "never/";
+  EXPECT_FALSE(Unpack(p, o).ok());
+  EXPECT_FALSE(Exists(out_ + "never"));
+  o.output_format = UnpackFormat::kNpz;
+  o.npz_path = out_ + "never2/x.npz";
+  EXPECT_FALSE(Unpack(p, o).ok());
+  EXPECT_FALSE(Exists(out_ + "never2"));
+}
+
 // A character device is read as a stream (SpoolSource), as a pipe is:
 // /dev/null is then an empty input, named by its path.
 TEST_F(UnpackTest, NonRegularInputIsReadAsAStream) {

@@ -11,8 +11,6 @@
 #include "decomposed/container/framing.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/byte_source.h"
-#include "decomposed/io/dirs.h"
-#include "decomposed/io/input.h"
 #include "decomposed/io/spool_source.h"
 #include "decomposed/limits.h"
 #include "decomposed/npy/json_text.h"
@@ -48,26 +46,10 @@ std::string_view UnpackedKindRole(UnpackedKind kind) {
 
 // --- HloSnapshotSink ---------------------------------------------------------
 
-namespace {
-
-// mkdir -p of the directory part of `prefix`.
-absl::Status EnsureOutputDir(const std::string& prefix) {
-  size_t slash = prefix.rfind('/');
-  if (slash == std::string::npos || slash == 0) return absl::OkStatus();
-  return internal::MakeDirectories(prefix.substr(0, slash));
-}
-
-}  // namespace
-
-// The archive of kNpz: one temp file, renamed by Finish().
-struct HloSnapshotSink::Archive {
-  AtomicFileSink file;
-  std::optional<NpzWriter<AtomicFileSink>> npz;
-};
-
 HloSnapshotSink::HloSnapshotSink(const UnpackOptions& options,
                                  std::vector<UnpackedFile>* written)
-    : options_(options), written_(written) {}
+    : options_(options), written_(written),
+      dest_(MakeUnpackDestination(options)) {}
 
 HloSnapshotSink::~HloSnapshotSink() = default;
 
@@ -78,82 +60,21 @@ void HloSnapshotSink::SetProgramShape(const xla::ProgramShapeProto& ps) {
   single_tuple_parameter_ = internal::SingleTupleParameter(ps);
 }
 
-absl::Status HloSnapshotSink::OpenArchive() {
-  if (archive_) return absl::OkStatus();
-  if (options_.npz_path.empty()) {
-    return absl::InvalidArgumentError(
-        "unpack to npz: no archive path (UnpackOptions::npz_path)");
-  }
-  if (options_.create_output_dir) {
-    if (absl::Status s = EnsureOutputDir(options_.npz_path); !s.ok()) {
-      return s;
-    }
-  }
-  auto a = std::make_unique<Archive>();
-  if (absl::Status s = a->file.Open(options_.npz_path); !s.ok()) return s;
-  npz_ = &a->npz.emplace(a->file);
-  archive_ = std::move(a);
-  return absl::OkStatus();
-}
-
-absl::Status HloSnapshotSink::ArchiveError() const {
-  absl::Status s = archive_ ? archive_->file.status() : absl::OkStatus();
-  if (s.ok()) s = absl::DataLossError("write failed");
-  return Prefix(s, absl::StrCat("writing ", options_.npz_path));
-}
-
-std::string HloSnapshotSink::EntryName(const std::string& path) const {
-  const std::string& prefix = options_.output_prefix;
-  if (path.compare(0, prefix.size(), prefix) == 0) {
-    return path.substr(prefix.size());
-  }
-  return path;
-}
-
-absl::Status HloSnapshotSink::WriteSmall(const std::string& path,
-                                         std::string_view data,
-                                         UnpackedFile* f) {
-  f->bytes = data.size();
-  if (npz_mode()) {
-    if (absl::Status s = OpenArchive(); !s.ok()) return s;
-    f->path = options_.npz_path;
-    f->entry = EntryName(path);
-    if (absl::Status s = npz_->AddEntry(f->entry, data); !s.ok()) return s;
-    f->archive_offset = npz_->data_offset();
-    return absl::OkStatus();
-  }
-  f->path = path;
-  AtomicFileSink out;
-  if (absl::Status s = out.Open(path); !s.ok()) return s;
-  out.Write(data);
-  return out.Commit();
-}
-
 absl::Status HloSnapshotSink::Finish() {
   if (options_.manifest) {
     const std::string text = JsonText(ManifestJson(options_, manifest_));
     UnpackedFile f;
-    f.kind = UnpackedKind::kManifest;
     if (absl::Status s =
-            WriteSmall(options_.output_prefix + "manifest.json", text, &f);
+            dest_->Write(options_.output_prefix + "manifest.json", text, &f);
         !s.ok()) {
       return s;
     }
+    f.kind = UnpackedKind::kManifest;
     Record(std::move(f));
   }
-  if (!npz_mode()) return absl::OkStatus();
-  if (absl::Status s = OpenArchive(); !s.ok()) return s;
-  if (absl::Status s = npz_->Finish(); !s.ok()) {
-    return Prefix(s, absl::StrCat("writing ", options_.npz_path));
-  }
-  UnpackedFile f;
-  f.path = options_.npz_path;
-  f.kind = UnpackedKind::kArchive;
-  f.bytes = archive_->file.position();
-  if (absl::Status s = archive_->file.Commit(); !s.ok()) return s;
-  npz_ = nullptr;
-  archive_.reset();
-  Record(std::move(f));
+  absl::StatusOr<std::optional<UnpackedFile>> archive = dest_->Finish();
+  if (!archive.ok()) return archive.status();
+  if (*archive) Record(std::move(**archive));
   return absl::OkStatus();
 }
 
@@ -190,26 +111,11 @@ void SetSource(std::span<const ByteRange> ranges, UnpackedFile* f) {
 
 }  // namespace
 
-absl::Status HloSnapshotSink::CommitModule(AtomicFileSink& out,
-                                           const std::string& path,
-                                           std::span<const ByteRange> ranges,
-                                           uint64_t size) {
-  UnpackedFile f;
+void HloSnapshotSink::RecordModule(UnpackedFile f,
+                                   std::span<const ByteRange> ranges) {
   f.kind = UnpackedKind::kModule;
   SetSource(ranges, &f);
-  if (npz_mode()) {
-    f.path = options_.npz_path;
-    f.entry = options_.module;
-    f.archive_offset = npz_->data_offset();
-  } else {
-    size = out.position();
-    if (!out.status().ok()) return out.status();
-    if (absl::Status s = out.Commit(); !s.ok()) return s;
-    f.path = path;
-  }
-  f.bytes = size;
   Record(std::move(f));
-  return absl::OkStatus();
 }
 
 absl::Status HloSnapshotSink::RunLiteralPass(std::span<const ByteRange> ranges,
@@ -231,23 +137,12 @@ absl::Status HloSnapshotSink::RunLiteralPass(std::span<const ByteRange> ranges,
   return absl::OkStatus();
 }
 
-absl::Status HloSnapshotSink::CommitLiteral(AtomicFileSink& out,
+absl::Status HloSnapshotSink::RecordLiteral(UnpackedFile f,
                                             const std::string& path,
                                             UnpackedKind kind, int64_t index,
                                             const LiteralPlan& plan,
                                             std::span<const ByteRange> ranges) {
-  UnpackedFile f;
   const NpyHeader header = NpyHeaderFor(plan);
-  if (npz_mode()) {
-    f.path = options_.npz_path;
-    f.entry = EntryName(path);
-    f.bytes = FormatNpyHeader(header).size() + plan.data_bytes;
-    f.archive_offset = npz_->data_offset();
-  } else {
-    f.bytes = out.position();
-    if (absl::Status c = out.Commit(); !c.ok()) return c;
-    f.path = path;
-  }
   f.kind = kind;
   f.index = index;
   f.shape = plan.shape.ToString();
@@ -264,22 +159,13 @@ absl::Status HloSnapshotSink::CommitLiteral(AtomicFileSink& out,
   Record(std::move(f));
   if (options_.ml_dtype_sidecar && !plan.type->ml_dtype.empty()) {
     UnpackedFile meta;
+    if (absl::Status m = dest_->Write(
+            path + ".meta", NpyMetaSidecarText(plan.type->ml_dtype), &meta);
+        !m.ok()) {
+      return m;
+    }
     meta.kind = UnpackedKind::kMeta;
     meta.index = index;
-    if (npz_mode()) {
-      if (absl::Status m = WriteSmall(
-              path + ".meta", NpyMetaSidecarText(plan.type->ml_dtype), &meta);
-          !m.ok()) {
-        return m;
-      }
-    } else {
-      if (absl::Status m = WriteNpyMetaSidecar(path, plan.type->ml_dtype);
-          !m.ok()) {
-        return m;
-      }
-      meta.path = path + ".meta";
-      meta.bytes = NpyMetaSidecarText(plan.type->ml_dtype).size();
-    }
     Record(std::move(meta));
   }
   return absl::OkStatus();
@@ -292,56 +178,6 @@ void HloSnapshotSink::Record(UnpackedFile f) {
     manifest_.push_back(f);
   }
   if (written_) written_->push_back(std::move(f));
-}
-
-nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
-                                    std::span<const UnpackedFile> files) {
-  using Json = nlohmann::ordered_json;
-  const bool npz = options.output_format == UnpackFormat::kNpz;
-  Json j;
-  j["format"] = "decomposed unpack manifest";
-  j["version"] = 1;
-  j["archive"] = npz ? Json(options.npz_path) : Json(nullptr);
-  Json list = Json::array();
-  for (const UnpackedFile& f : files) {
-    if (f.kind == UnpackedKind::kManifest || f.kind == UnpackedKind::kArchive) {
-      continue;
-    }
-    Json e;
-    std::string name = f.entry;
-    if (name.empty()) {
-      const std::string& prefix = options.output_prefix;
-      name = f.path.compare(0, prefix.size(), prefix) == 0
-                 ? f.path.substr(prefix.size())
-                 : f.path;
-    }
-    e["name"] = name;
-    e["path"] = npz ? f.entry : f.path;
-    e["kind"] = f.kind == UnpackedKind::kModule || f.kind == UnpackedKind::kMeta
-                    ? UnpackedKindName(f.kind)
-                    : UnpackedKindRole(f.kind);
-    e["index"] = f.index < 0 ? Json(nullptr) : Json(f.index);
-    e["bytes"] = f.bytes;
-    if (f.kind != UnpackedKind::kMeta) {
-      e["source_offset"] = f.source_offset;
-      e["source_length"] = f.source_length;
-    }
-    if (f.kind == UnpackedKind::kInput || f.kind == UnpackedKind::kOutput) {
-      e["parameter"] = f.parameter ? Json(f.parameter->name) : Json(nullptr);
-      e["tuple_index"] = f.parameter && f.parameter->tuple_index >= 0
-                             ? Json(f.parameter->tuple_index)
-                             : Json(nullptr);
-      e["dtype"] = f.descr;
-      e["element_type"] = f.element_type;
-      e["shape"] = f.dims;
-      e["minor_to_major"] = f.minor_to_major;
-      e["fortran_order"] = f.fortran_order;
-    }
-    if (npz) e["archive_offset"] = f.archive_offset;
-    list.push_back(std::move(e));
-  }
-  j["files"] = std::move(list);
-  return j;
 }
 
 namespace {
@@ -399,12 +235,6 @@ absl::Status Unpack(const std::string& path, const UnpackOptions& options,
   absl::StatusOr<std::unique_ptr<SnapshotFile>> file =
       SnapshotFile::Open(path, open);
   if (!file.ok()) return file.status();
-  if (options.create_output_dir &&
-      options.output_format == UnpackFormat::kNpyFiles) {
-    if (absl::Status s = EnsureOutputDir(options.output_prefix); !s.ok()) {
-      return s;
-    }
-  }
   std::vector<UnpackedFile> local;
   std::vector<UnpackedFile>* files = written ? written : &local;
   const size_t before = files->size();

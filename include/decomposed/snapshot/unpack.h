@@ -226,11 +226,47 @@ inline std::string NpyOutputPath(const UnpackOptions& o, UnpackedKind kind,
                       ".npy");
 }
 
+// UnpackDestination: where the pieces of an unpack land. HloSnapshotSink
+// decides what is written, under which name, in which order, and records
+// each file; a destination decides only how the bytes land:
+//   MakeUnpackDestination(options)  kNpyFiles: one file per piece under
+//                        output_prefix, each through AtomicFileSink (temp
+//                        file + rename at End); kNpz: one entry per piece of
+//                        the archive npz_path (opened at the first piece,
+//                        its directory made with create_output_dir),
+//                        committed by Finish.
+//   Begin(path, size), Append(chunk)..., End(&file)  a piece streamed, of
+//                        exactly `size` bytes.
+//   Write(path, data, &file)  a piece held in memory.
+//   BeginArray(path), EndArray(&file)  a literal decoded as .npy: the
+//                        returned ArraySink is driven by DecodeLiteral.
+//   Finish()             after the last piece: the archive's own record
+//                        (kArchive) with kNpz; nothing for the file tree.
+// End, Write and EndArray fill the record's path, entry (kNpz: the path
+// after output_prefix), bytes and archive_offset; the caller sets the rest.
+// A destination dropped without Finish leaves no partial file under a final
+// name (the archive's temp file and an open piece's are removed).
+class UnpackDestination {
+ public:
+  virtual ~UnpackDestination() = default;
+  virtual absl::Status Begin(const std::string& path, uint64_t size) = 0;
+  virtual absl::Status Append(std::string_view chunk) = 0;
+  virtual absl::Status End(UnpackedFile* file) = 0;
+  virtual absl::Status Write(const std::string& path, std::string_view data,
+                             UnpackedFile* file) = 0;
+  virtual absl::StatusOr<ArraySink*> BeginArray(const std::string& path) = 0;
+  virtual absl::Status EndArray(UnpackedFile* file) = 0;
+  virtual absl::StatusOr<std::optional<UnpackedFile>> Finish() = 0;
+};
+
+std::unique_ptr<UnpackDestination> MakeUnpackDestination(
+    const UnpackOptions& options);
+
 // HloSnapshotSink: receives the pieces of a snapshot from either mode (the
 // byte ranges of the module and of each literal in a source) and writes
-// them as files under options.output_prefix, each through AtomicFileSink
-// (or, with kNpz, as entries of one archive), applying the passes, the
-// sidecar option and UnpackOptions::on_file.
+// them through an UnpackDestination (files under options.output_prefix, or
+// entries of one npz archive), applying the passes, the sidecar option and
+// UnpackOptions::on_file.
 // Unpack() drives it; use it directly to unpack from another container,
 // and call Finish() at the end: it writes manifest.json (with `manifest`)
 // and completes and commits the npz (with kNpz).
@@ -242,10 +278,10 @@ inline std::string NpyOutputPath(const UnpackOptions& o, UnpackedKind kind,
 //                        re-serialized (kInvalidArgument if protobuf rejects
 //                        it).
 //   WriteLiteral(src, ranges, kind, index)  <prefix><stem><index>.npy
-//                        through DecodeLiteral into an NpyArraySink (an
-//                        NpzArraySink with kNpz); errors name
-//                        "<role> <index> body". `src` may be a bounded
-//                        view of one element (LimitedSource).
+//                        through DecodeLiteral into the destination's
+//                        ArraySink; errors name "<role> <index> body".
+//                        `src` may be a bounded view of one element
+//                        (LimitedSource).
 // Example:
 //   decomposed::MemorySource src(bytes);
 //   decomposed::HloSnapshotSink sink(options, nullptr);
@@ -261,10 +297,10 @@ class HloSnapshotSink {
 
   void SetProgramShape(const xla::ProgramShapeProto& program_shape);
 
-  // Writes manifest.json (with `manifest`), then, with kNpz, the central
-  // directory, and commits the archive (opened here if no piece was
-  // written). Call once, after the last piece, on success only: dropped
-  // without it, the sink removes the archive's temp file.
+  // Writes manifest.json (with `manifest`), then finishes the destination
+  // (with kNpz: the central directory, and the archive committed, opened
+  // here if no piece was written). Call once, after the last piece, on
+  // success only: dropped without it, nothing partial stays.
   absl::Status Finish();
 
   template <RewindableSource S>
@@ -274,14 +310,16 @@ class HloSnapshotSink {
     uint64_t total = 0;
     for (const ByteRange& r : ranges) total += r.length;
     const bool merge = ranges.size() > 1 || options_.module_pass;
-    std::string bytes;
-    if (merge || options_.validate_module) {
+    const bool whole = merge || options_.validate_module;
+    UnpackedFile f;
+    if (whole) {
       if (total > limits::kMaxMessageBytes) {
         return FrameError(absl::StatusCode::kResourceExhausted, frame,
                           ranges.empty() ? 0 : ranges[0].offset,
                           "a module under protobuf's 2 GiB limit",
                           absl::StrCat(total, " bytes"));
       }
+      std::string bytes;
       if (absl::Status s = AppendRanges(src, ranges, frame, &bytes); !s.ok()) {
         return s;
       }
@@ -289,41 +327,23 @@ class HloSnapshotSink {
           !s.ok()) {
         return s;
       }
-    }
-    const bool whole = merge || options_.validate_module;
-    AtomicFileSink out;
-    if (npz_mode()) {
-      if (absl::Status s = OpenArchive(); !s.ok()) return s;
-      absl::Status s = whole ? npz_->AddEntry(options_.module, bytes)
-                             : npz_->BeginEntry(options_.module, total);
-      if (!s.ok()) return s;
-    } else if (absl::Status s = out.Open(path); !s.ok()) {
-      return s;
-    }
-    if (whole) {
-      if (!npz_mode()) out.Write(bytes);
+      if (absl::Status s = dest_->Write(path, bytes, &f); !s.ok()) return s;
     } else {
+      if (absl::Status s = dest_->Begin(path, total); !s.ok()) return s;
       for (const ByteRange& r : ranges) {
         if (!src.Seek(r.offset)) return SeekError(src, frame, r.offset);
-        absl::Status s =
-            ForEachChunk(src, r.length, frame, [&](std::string_view c) {
-              if (npz_mode() ? npz_->Append(c) : out.Write(c)) {
-                return absl::OkStatus();
-              }
-              return npz_mode() ? ArchiveError() : out.status();
-            });
+        absl::Status s = ForEachChunk(
+            src, r.length, frame,
+            [&](std::string_view c) { return dest_->Append(c); });
         if (!s.ok()) return s;
       }
-      if (npz_mode()) {
-        if (absl::Status s = npz_->EndEntry(); !s.ok()) return s;
-      }
+      if (absl::Status s = dest_->End(&f); !s.ok()) return s;
     }
-    absl::Status committed =
-        CommitModule(out, path, ranges, whole ? bytes.size() : total);
-    if (committed.ok() && options_.progress && !ranges.empty()) {
+    RecordModule(std::move(f), ranges);
+    if (options_.progress && !ranges.empty()) {
       options_.progress(ranges.back().offset + ranges.back().length);
     }
-    return committed;
+    return absl::OkStatus();
   }
 
   template <RewindableSource S>
@@ -331,17 +351,8 @@ class HloSnapshotSink {
                             UnpackedKind kind, int64_t index) {
     const std::string path = NpyOutputPath(options_, kind, index);
     const Frame frame{UnpackedKindRole(kind), index, "body"};
-    AtomicFileSink out;
-    std::optional<NpyArraySink<AtomicFileSink>> file_sink;
-    std::optional<NpzArraySink<AtomicFileSink>> npz_sink;
-    ArraySink* array = nullptr;
-    if (npz_mode()) {
-      if (absl::Status s = OpenArchive(); !s.ok()) return s;
-      array = &npz_sink.emplace(*npz_, EntryName(path));
-    } else {
-      if (absl::Status s = out.Open(path); !s.ok()) return s;
-      array = &file_sink.emplace(out);
-    }
+    absl::StatusOr<ArraySink*> array = dest_->BeginArray(path);
+    if (!array.ok()) return array.status();
     LiteralPlan plan;
     absl::Status s;
     LiteralDecodeOptions decode = options_.decode;
@@ -353,12 +364,14 @@ class HloSnapshotSink {
       };
     }
     if (options_.literal_pass) {
-      s = PassLiteral(src, ranges, kind, index, frame, *array, decode, &plan);
+      s = PassLiteral(src, ranges, kind, index, frame, **array, decode, &plan);
     } else {
-      s = DecodeLiteral(src, ranges, frame, *array, decode, &plan);
+      s = DecodeLiteral(src, ranges, frame, **array, decode, &plan);
     }
     if (!s.ok()) return s;
-    s = CommitLiteral(out, path, kind, index, plan, ranges);
+    UnpackedFile f;
+    if (s = dest_->EndArray(&f); !s.ok()) return s;
+    s = RecordLiteral(std::move(f), path, kind, index, plan, ranges);
     if (s.ok() && options_.progress && !ranges.empty()) {
       options_.progress(ranges.back().offset + ranges.back().length);
     }
@@ -426,34 +439,21 @@ class HloSnapshotSink {
   }
 
   // The non-template steps, in unpack.cc.
-  bool npz_mode() const {
-    return options_.output_format == UnpackFormat::kNpz;
-  }
-  absl::Status OpenArchive();  // once, at the first piece (kNpz)
-  absl::Status ArchiveError() const;
-  // The entry name of an output path (its part after output_prefix).
-  std::string EntryName(const std::string& path) const;
   absl::Status ParseModule(std::span<const ByteRange> ranges,
                            const Frame& frame, bool merge, std::string* bytes);
-  absl::Status CommitModule(AtomicFileSink& out, const std::string& path,
-                            std::span<const ByteRange> ranges, uint64_t size);
+  void RecordModule(UnpackedFile f, std::span<const ByteRange> ranges);
   absl::Status RunLiteralPass(std::span<const ByteRange> ranges,
                               UnpackedKind kind, int64_t index,
                               const Frame& frame, std::string* bytes);
-  absl::Status CommitLiteral(AtomicFileSink& out, const std::string& path,
+  absl::Status RecordLiteral(UnpackedFile f, const std::string& path,
                              UnpackedKind kind, int64_t index,
                              const LiteralPlan& plan,
                              std::span<const ByteRange> ranges);
-  // Writes a small output: a file (atomically) or an npz entry.
-  absl::Status WriteSmall(const std::string& path, std::string_view data,
-                          UnpackedFile* f);
   void Record(UnpackedFile f);
 
   const UnpackOptions& options_;
   std::vector<UnpackedFile>* written_;
-  struct Archive;
-  std::unique_ptr<Archive> archive_;
-  NpzWriter<AtomicFileSink>* npz_ = nullptr;  // archive_'s, once open
+  std::unique_ptr<UnpackDestination> dest_;
   std::vector<std::string> parameter_names_;
   bool single_tuple_parameter_ = false;
   bool has_program_shape_ = false;
