@@ -13,6 +13,7 @@
 #include "decomposed/analysis/stats.h"
 #include "decomposed/xla/element_value.h"
 #include "gtest/gtest.h"
+#include "src/analysis/kernels.h"
 
 namespace decomposed {
 namespace {

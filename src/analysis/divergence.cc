@@ -3,8 +3,6 @@
 // each instruction's values compared as they are made and let go.
 #include "decomposed/analysis/divergence.h"
 
-#include "decomposed/analysis/kernels.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -28,6 +26,7 @@
 #include "decomposed/status.h"
 #include "decomposed/xla/element_value.h"
 #include "nlohmann/json.hpp"
+#include "src/analysis/kernels.h"
 
 namespace decomposed {
 namespace {

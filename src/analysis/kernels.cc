@@ -12,7 +12,7 @@
 #include <cstring>
 #include <limits>
 
-#include "decomposed/analysis/kernels.h"
+#include "src/analysis/kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(DECOMPOSED_NO_TARGET_CLONES)

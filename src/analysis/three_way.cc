@@ -23,6 +23,7 @@
 #include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 #include "nlohmann/json.hpp"
+#include "src/analysis/kernels.h"
 
 namespace decomposed {
 namespace {

@@ -1,21 +1,58 @@
 // The vectorized block kernels behind compare.h and stats.h (compiled in
 // src/analysis/kernels.cc, with an AVX2 clone on x86-64 picked at load
-// time). Not API: ElementComparator and StatsAccumulator call them on the
-// common blocks (real values, all finite) and keep a scalar path for the
-// rest.
-#ifndef DECOMPOSED_ANALYSIS_KERNELS_H_
-#define DECOMPOSED_ANALYSIS_KERNELS_H_
+// time), and the compensated sum and binary16 rounding the analysis uses.
+// Private to src/analysis/ (and white-box tests): ElementComparator and
+// StatsAccumulator call the kernels on the common blocks (real values, all
+// finite) and keep a scalar path for the rest.
+#ifndef DECOMPOSED_SRC_ANALYSIS_KERNELS_H_
+#define DECOMPOSED_SRC_ANALYSIS_KERNELS_H_
 
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "decomposed/xla/element_value.h"
 #include "decomposed/xla/primitive_type.h"
 
 namespace decomposed::internal {
+
+// Neumaier's compensated sum.
+struct CompensatedSum {
+  double sum = 0;
+  double c = 0;
+  void Add(double x) {
+    double t = sum + x;
+    if (std::fabs(sum) >= std::fabs(x)) {
+      c += (sum - t) + x;
+    } else {
+      c += (x - t) + sum;
+    }
+    sum = t;
+  }
+  // An infinite sum stays infinite (the compensation term is then NaN).
+  double value() const { return std::isinf(sum) ? sum : sum + c; }
+};
+
+// IEEE binary16 rounding (to nearest, ties to even) of a double, as NumPy's
+// npy_double_to_half / npy_float_to_half do: returns the nearest half's
+// value as a float (exact: halves are floats).
+inline float RoundToHalf(double f) {
+  if (std::isnan(f) || std::isinf(f)) return static_cast<float>(f);
+  double a = std::fabs(f);
+  if (a >= 65520.0) return std::copysign(std::numeric_limits<float>::infinity(), static_cast<float>(f));
+  int exp;
+  std::frexp(a, &exp);  // a = m * 2^exp, m in [0.5, 1)
+  // Halves have 11 significant bits for normals (a >= 2^-14, so exp >= -13)
+  // and a fixed quantum of 2^-24 for subnormals.
+  int quantum_exp = exp >= -13 ? exp - 11 : -24;
+  double q = std::ldexp(1.0, quantum_exp);
+  double r = std::nearbyint(a / q) * q;  // default rounding: nearest even
+  return static_cast<float>(std::copysign(r, f));
+}
+
 
 // Element types the kernels load themselves; any other type is converted
 // to doubles first and handed over as kF64.
@@ -111,4 +148,4 @@ BlockSums SumsBlock(KernelType type, const char* p, size_t k, double shift);
 
 }  // namespace decomposed::internal
 
-#endif  // DECOMPOSED_ANALYSIS_KERNELS_H_
+#endif  // DECOMPOSED_SRC_ANALYSIS_KERNELS_H_
