@@ -1,5 +1,5 @@
 // Protobuf as the oracle for our hand-written decoders, shared by
-// test/wire_agreement_test.cc and the fuzz targets (box_fuzz, shape_fuzz).
+// test/wire/wire_agreement_test.cc and the fuzz targets (box_fuzz, shape_fuzz).
 //
 //   * BoxRulesHold: the box rules of container/box.h, stated on the
 //     LiteralProto protobuf parsed (so on protobuf's reading of the bytes,

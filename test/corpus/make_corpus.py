@@ -15,7 +15,7 @@ Manifest columns (tab-separated, one row per file x command):
             "compare actual" (as ACTUAL) and "stats", which exit 2
   exit      expected exit code of build/bin/decomposed
   code      the absl::StatusCode name the library returns (checked directly
-            by test/corpus_test.cc for `inspect`; documents the contract for
+            by test/snapshot/corpus_test.cc for `inspect`; documents the contract for
             the others, whose CLI prints only the message)
   frame     the frame the message must name ("input 0 body length box")
   fragment  another substring the message must contain

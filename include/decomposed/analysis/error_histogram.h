@@ -1,7 +1,7 @@
 // Histograms, the Bhattacharyya coefficient and quantiles of error sets: the
 // pieces of the three-way comparison (analysis/three_way.h) that compare two
 // error distributions. Header-only and free of I/O, so they are tested as
-// functions (test/three_way_test.cc) against values worked out with NumPy.
+// functions (test/analysis/three_way_test.cc) against values worked out with NumPy.
 //
 // The binning is the one vLLM-Neuron's three-way assertion uses
 // (docs/compare.md, "Three-way comparison"): `bins` equal bins between the

@@ -30,7 +30,7 @@
 //     element_type, dimensions, is_dynamic_dimension (both empty) and
 //     layout; the layout only minor_to_major (empty), element_size_in_bits,
 //     memory_space and tail_padding_alignment_in_elements, each with the
-//     wire type protobuf writes. test/wire_agreement_test.cc lists the
+//     wire type protobuf writes. test/wire/wire_agreement_test.cc lists the
 //     cases where this rule, and no other, refuses what protobuf reads.
 //
 // Writer: EncodeBox() emits the minimal box `[L] 3a [n] <varint>` (at most

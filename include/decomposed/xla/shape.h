@@ -1,7 +1,7 @@
 // A hand-written decoder for xla.ShapeProto / LayoutProto bytes, built on
 // wire::FieldReader (protobuf's wire rules and merge semantics), with the
 // validation XLA's CreateFromProto applies (docs/format.md
-// §9). test/wire_agreement_test.cc and test/fuzz/shape_fuzz.cc hold
+// §9). test/wire/wire_agreement_test.cc and test/fuzz/shape_fuzz.cc hold
 // it to protobuf: it accepts exactly the bytes protobuf accepts, except
 // where wire/format.h's stricter rules or this library's limits refuse.
 //

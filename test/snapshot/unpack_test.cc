@@ -120,7 +120,7 @@ TEST_F(UnpackTest, ExampleFileDecomposed) {
   EXPECT_EQ(files[1].shape, "F32[2,3]{1,0}");
   // The module is the embedded bytes: box (04 3a 02 93 03), snapshot =
   // 0a 90 03 (hlo, 400 bytes) 0a 8d 03 (hlo_module, 397 bytes) <module>
-  // (test/inspect_test.cc works the sizes out).
+  // (test/snapshot/inspect_test.cc works the sizes out).
   std::string raw = ReadFile(path);
   size_t at = 1 + static_cast<uint8_t>(raw[0]);  // after the length box
   ASSERT_EQ(at, 5u);

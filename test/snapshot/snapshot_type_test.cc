@@ -232,7 +232,7 @@ TEST(SnapshotTypeTest, ADecomposedFileCutShortIsStillDecomposed) {
     absl::StatusOr<SnapshotTypeEvidence> e = DescribeSnapshotType(cut);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_EQ(e->type, SnapshotType::kDecomposed) << k;
-    // Bytes 0-407 are region [0] (test/inspect_test.cc has the layout);
+    // Bytes 0-407 are region [0] (test/snapshot/inspect_test.cc has the layout);
     // input 0's body ends at byte 460, the inputs at byte 503.
     if (k < 408) {
       EXPECT_EQ(e->evidence,

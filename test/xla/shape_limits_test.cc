@@ -35,7 +35,7 @@ TEST(ShapeLimits, DynamicDimensionFlagsAreBoundedInTotal) {
   for (int i = 0; i < 100000; ++i) bytes += "\x30\x01";
   absl::StatusOr<Shape> s = ParseShape(bytes, Frame{"input 0 body shape"});
   // A limits.h limit (kMaxRank), so kResourceExhausted (status.h), as for
-  // dimensions and minor_to_major past kMaxRank (test/limits_test.cc).
+  // dimensions and minor_to_major past kMaxRank (test/base/limits_test.cc).
   EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
 }
 

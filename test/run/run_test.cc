@@ -5,7 +5,7 @@
 //   product = multiply(x, broadcast(2)), root (product)
 // on x = [[0.5, 1, 1.5], [2, 2.5, 3]], so its output is [[1, 2, 3], [4, 5,
 // 6]] exactly, which is also its recorded output. Its layout, by hand from
-// make_example.py (test/inspect_test.cc has the derivation): region [0] is
+// make_example.py (test/snapshot/inspect_test.cc has the derivation): region [0] is
 // 403 bytes after a 5-byte box; the input count box at byte 408, input 0's
 // box at 412 and body at 416: 18 bytes of shape record (0a 10 <16>), then
 // 42 18, so its 24 float bytes start at 436, a multiple of 4: input 0 is
