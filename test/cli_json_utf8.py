@@ -4,7 +4,8 @@
 Paths and environment values are bytes on Linux; nlohmann::json::dump throws
 on invalid UTF-8, and an exception escaping a command aborted the CLI (exit
 134). Every command that writes JSON (verify, inspect, stats, compare and
-its three-way form with --json, capture plan, bundle ls --json, unpack
+its three-way form with --json, hlo --json, run --json and its --bisect
+form, run --dump's index.json, capture plan, bundle ls --json, unpack
 --manifest to files and into an .npz, bundle from-decomposed's meta.json)
 writes it through the library's one writer (JsonText, npy/json_text.h): it
 must exit normally and write valid JSON, such bytes replaced by U+FFFD.
@@ -146,6 +147,18 @@ with tempfile.TemporaryDirectory(prefix="cli_json_utf8_") as tmp:
                     failures.append(f"npz manifest: no U+FFFD in {m!r}"[:400])
             except ValueError as e:
                 failures.append(f"npz manifest.json is not JSON: {e}")
+
+    # hlo --json (the module's summary), run --json (the report names the
+    # file), run --bisect --json, and run --dump's index.json under a
+    # directory that is not UTF-8.
+    check("hlo", run([b"hlo", b"--json", snap]), 0)
+    out = check("run", run([b"run", b"--json", snap]), 0)
+    if out is not None and not has_fffd(out):
+        failures.append(f"run: no U+FFFD in {out!r}"[:400])
+    check("run --bisect", run([b"run", b"--bisect", b"--json", snap]), 0)
+    dump = os.path.join(d, b"dump-\xfd")
+    if check("run --dump", run([b"run", b"--json", b"--dump", dump, snap]), 0) is not None:
+        json_file("run --dump", os.path.join(dump, b"index.json"))
 
     # bundle from-decomposed: meta.json's hash is the file's base name.
     call = os.path.join(t, b"b", b"call0")

@@ -147,7 +147,8 @@ Literal.__array__ = _literal_array
 
 class File:
     """A snapshot file opened by :func:`open`: ``kind`` ("decomposed" or
-    "classic"), ``module`` (the HloModuleProto bytes), ``has_module``,
+    "snapshot", the classic form, as the CLI and its JSON spell it),
+    ``module`` (the HloModuleProto bytes), ``has_module``,
     ``module_name`` and ``entry`` (None when the snapshot has no module:
     an arguments-only snapshot, as XLA writes some), ``program_shape``
     (str, None without one),
@@ -210,11 +211,13 @@ def open(path, *, kind="auto", lenient_length_byte=False) -> File:  # noqa: A001
     """Maps `path` and reads its framing and literal shapes (not the data).
 
     kind: "auto" (the library's detection rule, docs/format.md §7.8),
-    "decomposed" or "classic". lenient_length_byte: read a box length byte
+    "decomposed" or "snapshot" (the classic form; "classic" also works).
+    lenient_length_byte: read a box length byte
     >= 0x80 as unsigned, as AWS's Python reader does.
     Raises FormatError for malformed files, OSError for I/O errors."""
-    if kind not in ("auto", "decomposed", "classic"):
-        raise ValueError("kind must be 'auto', 'decomposed' or 'classic'")
+    if kind not in ("auto", "decomposed", "snapshot", "classic"):
+        raise ValueError("kind must be 'auto', 'decomposed' or 'snapshot' "
+                         "('classic' also works)")
     return File(_decomposed._open(_os.fspath(path), kind,
                                   bool(lenient_length_byte)))
 
@@ -316,7 +319,8 @@ def write(path, module, inputs, outputs=None, *, format="decomposed",
     arrays, torch tensors or buffer-protocol objects, each streamed from its
     own memory (C- or Fortran-contiguous arrays without a copy). dtypes:
     {index: "bf16", ...} (or {"output 0": ...}) names the XLA type of arrays
-    holding bit patterns. format: "decomposed" or "classic". The bytes equal
+    holding bit patterns. format: "decomposed" or "snapshot" (the classic
+    form; "classic" also works). The bytes equal
     `decomposed pack`'s given the same arrays as .npy files."""
     ins, outs = _split_dtypes(dtypes)
     pin, keep_in = _prepare(list(inputs), ins, "input")
@@ -338,8 +342,10 @@ def unpack(path, output_prefix="./", *, kind="auto", outputs=False,
     <prefix>value_input<i>.npy (with outputs=True also
     snapshot_output<j>.npy); returns a list of {path, kind, index, shape,
     descr, fortran_order, bytes, entry}, one per file written, spelt as
-    manifest.json spells them (kind "module", "input", "output", "meta";
-    index None for the module; entry None outside an .npz). With
+    manifest.json spells them (kind "module", "input", "output", "meta",
+    and "manifest" / "archive" for manifest.json and the .npz themselves;
+    index None for the module; shape and descr None where there is no
+    array; entry None outside an .npz). With
     npz="out.npz" they are entries of one stored .npz instead (`unpack --to
     npz`; "entry" names each, output_prefix is not used); manifest=True also
     writes manifest.json (`--manifest`)."""
@@ -365,7 +371,8 @@ def inspect(path):
 def convert(src, dst, *, to):
     """Classic <-> decomposed, as `decomposed convert IN OUT --to ...`."""
     if to not in ("decomposed", "classic", "snapshot"):
-        raise ValueError("to must be 'decomposed' or 'classic'")
+        raise ValueError("to must be 'decomposed' or 'snapshot' "
+                         "('classic' also works)")
     _decomposed._convert(_os.fspath(src), _os.fspath(dst), to)
 
 

@@ -13,6 +13,7 @@
 #include "decomposed/capture/config.h"
 #include "decomposed/capture/plan.h"
 #include "decomposed/capture/torch_dtype.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/version.h"
 #include "decomposed/xla/primitive_type.h"
 #include "nlohmann/json.hpp"
@@ -30,7 +31,7 @@ ThrowStatusFn g_throw = nullptr;
 }
 
 std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(j, kJsonLine);
 }
 
 py::object NoneIfEmpty(std::string_view s) {

@@ -684,8 +684,8 @@ void Write(const std::string& path, py::object module, py::list inputs,
                                          ? std::optional<SnapshotType>(SnapshotType::kClassic)
                                          : ValueOf(kOutputSnapshotTypeNames, format);
   if (!type) {
-    throw py::value_error("format must be 'decomposed' or 'classic', not '" +
-                          format + "'");
+    throw py::value_error("format must be 'decomposed' or 'snapshot' ('classic' also "
+                          "works), not '" + format + "'");
   }
   req.format = *type;
   req.write.write_output_count = output_block;
@@ -728,7 +728,8 @@ SnapshotType TypeOption(const std::string& name) {
   std::optional<SnapshotType> t =
       SnapshotTypeFromName(name == "classic" ? "snapshot" : name);
   if (!t) {
-    throw py::value_error("kind must be 'auto', 'decomposed' or 'classic'");
+    throw py::value_error("kind must be 'auto', 'decomposed' or 'snapshot' ('classic' "
+                          "also works)");
   }
   return *t;
 }
@@ -761,8 +762,9 @@ py::list Unpack(const std::string& path, const std::string& prefix,
     d["path"] = f.path;
     d["kind"] = std::string(UnpackedKindRole(f.kind));
     d["index"] = f.index < 0 ? py::object(py::none()) : py::object(py::int_(f.index));
-    d["shape"] = f.shape;
-    d["descr"] = f.descr;
+    // None where manifest.json has no value (the module, the manifest).
+    d["shape"] = f.shape.empty() ? py::object(py::none()) : py::object(py::str(f.shape));
+    d["descr"] = f.descr.empty() ? py::object(py::none()) : py::object(py::str(f.descr));
     d["fortran_order"] = f.fortran_order;
     d["bytes"] = f.bytes;
     d["entry"] = f.entry.empty() ? py::object(py::none()) : py::object(py::str(f.entry));
@@ -796,7 +798,7 @@ void Convert(const std::string& in, const std::string& out,
     Check(ConvertDecomposedToClassic(in, out), in);
   } else {
     Throw(absl::InvalidArgumentError(
-        "convert: `to` must be 'decomposed' or 'classic'"));
+        "convert: `to` must be 'decomposed' or 'snapshot' ('classic' also works)"));
   }
 }
 
@@ -1055,7 +1057,8 @@ PYBIND11_MODULE(_decomposed, m) {
   py::class_<FileState, std::shared_ptr<FileState>>(m, "_FileState")
       .def_readonly("path", &FileState::path)
       .def_property_readonly("kind", [](const FileState& f) {
-        return f.kind == Kind::kDecomposed ? "decomposed" : "classic";
+        // The CLI's and the JSON's word for the classic form.
+        return f.kind == Kind::kDecomposed ? "decomposed" : "snapshot";
       })
       // None when the snapshot has no module (an arguments-only snapshot,
       // as XLA writes some), rather than an empty name.

@@ -22,6 +22,7 @@
 #include "decomposed/eval/thread_pool.h"
 #include "decomposed/io/byte_source.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/npy/npy_reader.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/element_value.h"
@@ -1062,7 +1063,7 @@ std::string BisectReportJson(const BisectReport& r, size_t top) {
     origins.push_back(std::move(e));
   }
   j["origins"] = std::move(origins);
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(j);
 }
 
 std::string BisectReportText(const BisectReport& r, size_t top) {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/status.h"
 
 namespace decomposed::capture {
@@ -13,8 +14,8 @@ namespace {
 
 absl::Status FieldError(std::string_view field, std::string_view expected,
                         const nlohmann::json& found) {
-  std::string text = found.dump(-1, ' ', true,
-                                nlohmann::json::error_handler_t::replace);
+  std::string text =
+      JsonText(found, {.indent = -1, .ensure_ascii = true, .final_newline = false});
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return absl::InvalidArgumentError(
       absl::StrCat(field.empty() ? "" : absl::StrCat("\"", Sv(field), "\": "),

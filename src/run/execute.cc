@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/dirs.h"
+#include "decomposed/npy/json_text.h"
 #include "decomposed/run/run.h"
 #include "decomposed/status.h"
 #include "nlohmann/json.hpp"
@@ -122,8 +123,7 @@ class Dumper {
     nlohmann::ordered_json doc;
     doc["dir"] = dir_;
     doc["instructions"] = std::move(list);
-    const std::string text =
-        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    const std::string text = JsonText(doc);
     AtomicFileSink f;
     const std::string path = absl::StrCat(dir_, "/index.json");
     if (absl::Status s = f.Open(path); !s.ok()) return s;

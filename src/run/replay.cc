@@ -1,4 +1,5 @@
 // Bisect and the ranks of one step over the run layer (run/replay.h).
+#include "decomposed/npy/json_text.h"
 #include "decomposed/run/replay.h"
 
 #include <chrono>
@@ -274,7 +275,7 @@ std::string RanksReportJson(const RanksReport& r) {
   j["over_mpi"] = r.over_mpi;
   j["seconds"] = r.seconds;
   j["pass"] = r.pass();
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return JsonText(j);
 }
 
 std::string RanksReportText(const RanksReport& r) {

@@ -1,4 +1,5 @@
 // RunSnapshot and its reports (run/run.h).
+#include "decomposed/npy/json_text.h"
 #include "decomposed/run/run.h"
 
 #include <sys/resource.h>
@@ -197,7 +198,7 @@ std::string RunReportJson(const RunReport& r) {
   if (r.compare) j["compare"] = json::parse(CompareReportJson(*r.compare));
   if (r.three_way) j["three_way"] = json::parse(ThreeWayReportJson(*r.three_way));
   j["pass"] = r.pass();
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return JsonText(j);
 }
 
 std::string RunReportText(const RunReport& r) {

@@ -37,6 +37,9 @@ def test_unpack(sample, tmp_path):
     assert all(f["entry"] is None for f in files)
     assert np.array_equal(np.load(files[1]["path"]), ins[0])
     assert files[1]["shape"] == "F32[3,4]{1,0}"
+    assert files[1]["descr"] == "<f4"
+    # No array, no shape or dtype: None, as manifest.json leaves them out.
+    assert files[0]["shape"] is None and files[0]["descr"] is None
     with open(files[0]["path"], "rb") as f:
         assert f.read() == MODULE
 
@@ -79,7 +82,7 @@ def test_convert_round_trip(sample, tmp_path):
     decomposed.convert(path, classic, to="classic")
     decomposed.convert(classic, back, to="decomposed")
     with decomposed.open(classic) as f:
-        assert f.kind == "classic"
+        assert f.kind == "snapshot"
         assert np.array_equal(f.inputs[0].numpy(), ins[0])
         assert np.array_equal(f.outputs[0].numpy(), outs[0], equal_nan=True)
     assert open(back, "rb").read() == open(path, "rb").read()

@@ -117,7 +117,7 @@ def type_files(tmp_path_factory, cli):
 @pytest.mark.parametrize("name", list(ui.TYPES))
 def test_every_type_equals_unpack(type_files, name):
     cases, labels, layouts, dec, classic = type_files[name]
-    for kind, (path, d) in (("decomposed", dec), ("classic", classic)):
+    for kind, (path, d) in (("decomposed", dec), ("snapshot", classic)):
         with decomposed.open(path) as f:
             assert f.kind == kind
             assert f.module == ui.MODULE
@@ -184,7 +184,7 @@ def test_context_manager_and_outputs_none_classic(tmp_path):
     body = ui.literal("S32", a, [0], "canonical")
     path = write_file(str(tmp_path / "c.pb"), ui.hlo_snapshot([body]))
     with decomposed.open(path) as f:
-        assert f.kind == "classic"
+        assert f.kind == "snapshot"
         assert f.outputs is None
         x = f.inputs[0].numpy()
         assert x.flags.owndata and x.flags.writeable  # a decoded copy
@@ -199,7 +199,7 @@ def test_an_arguments_only_snapshot_has_no_module(tmp_path):
     snap = f_len(2, ui.literal("S32", a, [0], "canonical"))
     path = write_file(str(tmp_path / "args.pb"), snap)
     with decomposed.open(path) as f:
-        assert f.kind == "classic"
+        assert f.kind == "snapshot"
         assert f.has_module is False
         assert f.module_name is None and f.entry is None
         assert f.module == b""

@@ -101,7 +101,7 @@ def test_write_equals_pack_and_reads_back(tmp_path, cli, name, fmt):
                         path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     with decomposed.open(path) as f:
-        assert f.kind == ("decomposed" if fmt == "decomposed" else "classic")
+        assert f.kind == ("decomposed" if fmt == "decomposed" else "snapshot")
         assert f.module == MODULE
         for region, arrs, stem in (("inputs", ins, "value_input"),
                                    ("outputs", outs, "snapshot_output")):
