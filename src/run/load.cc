@@ -268,8 +268,8 @@ absl::StatusOr<LoadedSnapshot> LoadSnapshot(const std::string& path, SnapshotTyp
       if (*m == nullptr) {
         return absl::InvalidArgumentError(
             "hlo_module: expected a module in the snapshot (HloSnapshot.hlo."
-            "hlo_module), found none (a snapshot of arguments only; give one "
-            "with --module)");
+            "hlo_module), found none: a snapshot of arguments only; give the "
+            "module with --module");
       }
       out.module = **m;
     }

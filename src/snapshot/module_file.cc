@@ -52,7 +52,7 @@ absl::StatusOr<xla::HloModuleProto> SnapshotModule(std::string_view bytes,
   if (*m == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "hlo_module: expected a module in the snapshot (HloSnapshot.hlo."
-        "hlo_module), found none (a snapshot of arguments only)"));
+        "hlo_module), found none: a snapshot of arguments only"));
   }
   (void)name;
   return **m;

@@ -74,6 +74,11 @@ absl::Status HloSnapshotSink::Finish() {
   }
   absl::StatusOr<std::optional<UnpackedFile>> archive = dest_->Finish();
   if (!archive.ok()) return archive.status();
+  // The archive exists now: its entries are announced, then the archive.
+  if (options_.on_file) {
+    for (const UnpackedFile& f : unannounced_) options_.on_file(f);
+  }
+  unannounced_.clear();
   if (*archive) Record(std::move(**archive));
   return absl::OkStatus();
 }
@@ -172,7 +177,16 @@ absl::Status HloSnapshotSink::RecordLiteral(UnpackedFile f,
 }
 
 void HloSnapshotSink::Record(UnpackedFile f) {
-  if (options_.on_file) options_.on_file(f);
+  // An npz entry is announced once its archive is committed (Finish): a
+  // run that fails leaves no archive, so it announces none of its entries.
+  if (options_.on_file) {
+    if (options_.output_format == UnpackFormat::kNpz &&
+        f.kind != UnpackedKind::kArchive) {
+      unannounced_.push_back(f);
+    } else {
+      options_.on_file(f);
+    }
+  }
   if (options_.manifest && f.kind != UnpackedKind::kManifest &&
       f.kind != UnpackedKind::kArchive) {
     manifest_.push_back(f);

@@ -185,12 +185,23 @@ TEST_F(UnpackNpzTest, AFailedRunLeavesNoArchive) {
   o.output_format = UnpackFormat::kNpz;
   o.npz_path = dir_ + "/out.npz";
   std::vector<UnpackedFile> written;
+  std::vector<std::string> announced;
+  o.on_file = [&](const UnpackedFile& f) { announced.push_back(f.entry); };
   absl::Status s = Unpack(path, o, &written);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(ListDir(dir_), ElementsAre("bad.dhs"));
   for (const UnpackedFile& f : written) {
     EXPECT_NE(f.kind, UnpackedKind::kArchive);
   }
+  // No archive: none of its entries is announced as written.
+  EXPECT_THAT(announced, ElementsAre());
+  // A run that completes announces each entry, then the archive.
+  std::vector<UnpackedKind> kinds;
+  o.on_file = [&](const UnpackedFile& f) { kinds.push_back(f.kind); };
+  ASSERT_TRUE(Unpack(kExample, o).ok());
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.front(), UnpackedKind::kModule);
+  EXPECT_EQ(kinds.back(), UnpackedKind::kArchive);
 }
 
 TEST_F(UnpackNpzTest, NoArchivePathIsAnError) {

@@ -205,7 +205,9 @@ struct UnpackOptions {
   // Length-box options for decomposed files (lenient_length_byte).
   BoxReadOptions box;
   LiteralDecodeOptions decode;
-  // Called after each file is committed (the CLI prints it).
+  // Called after each file is committed (the CLI prints it); with kNpz,
+  // for each entry once the archive is committed, then for the archive, so
+  // a failed run announces nothing it did not leave.
   std::function<void(const UnpackedFile&)> on_file;
   // Called with each warning (a decomposed header carrying `arguments` or a
   // `result`, HeaderLiteralsWarning in classic.h: unpack ignores those
@@ -458,6 +460,7 @@ class HloSnapshotSink {
   bool single_tuple_parameter_ = false;
   bool has_program_shape_ = false;
   std::vector<UnpackedFile> manifest_;  // every file recorded (`manifest`)
+  std::vector<UnpackedFile> unannounced_;  // npz entries, until Finish
 };
 
 // The manifest.json of `files` (the UnpackedFile list of a run, in order;
