@@ -428,10 +428,11 @@ namespace decomposed::eval::internal {
 // pool, evaluator and the entry's arguments.
 struct Session {
   explicit Session(const EvalOptions& o)
-      : options(o), policy(o.numerics), pool(o.threads), ev(options) {}
+      : options(o), policy(o.numerics), lease(o.threads), pool(lease.pool()), ev(options) {}
   EvalOptions options;
   NumericsPolicy policy;
-  ThreadPool pool;
+  ThreadPoolLease lease;  // a cached pool: no thread started per evaluation
+  ThreadPool& pool;
   Evaluator ev;
   Ctx ctx;
   std::vector<Value> args;

@@ -1,12 +1,74 @@
 #include "decomposed/eval/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace decomposed::eval {
 namespace {
 // Set while a thread runs a ParallelFor body: nested calls run inline.
 thread_local bool in_parallel_body = false;
+
+int ResolveThreads(int threads) {
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// The idle pools of ThreadPoolLease. Never destroyed (a pool's workers may
+// outlive static destruction at exit); reachable, so not a leak.
+struct PoolCache {
+  static constexpr size_t kMaxIdle = 4;
+  std::mutex mu;
+  std::vector<std::unique_ptr<ThreadPool>> idle;
+
+  static PoolCache& Get() {
+    static PoolCache* cache = [] {
+      auto* c = new PoolCache;
+      // fork(): the child has only the forking thread, so the workers of
+      // every cached pool are gone there. Hold the lock across the fork and
+      // let the child drop its copies without joining (their memory is
+      // left; joining a thread that does not exist is undefined).
+      pthread_atfork([] { Get().mu.lock(); }, [] { Get().mu.unlock(); },
+                     [] {
+                       PoolCache& c = Get();
+                       for (std::unique_ptr<ThreadPool>& p : c.idle) p.release();
+                       c.idle.clear();
+                       c.mu.unlock();
+                     });
+      return c;
+    }();
+    return *cache;
+  }
+};
+
 }  // namespace
+
+ThreadPoolLease::ThreadPoolLease(int threads) {
+  const int n = ResolveThreads(threads);
+  PoolCache& c = PoolCache::Get();
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    for (size_t i = 0; i < c.idle.size(); ++i) {
+      if (c.idle[i]->threads() == n) {
+        pool_ = std::move(c.idle[i]);
+        c.idle.erase(c.idle.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+    }
+  }
+  pool_ = std::make_unique<ThreadPool>(n);
+}
+
+ThreadPoolLease::~ThreadPoolLease() {
+  if (!pool_) return;
+  PoolCache& c = PoolCache::Get();
+  std::lock_guard<std::mutex> l(c.mu);
+  if (c.idle.size() < PoolCache::kMaxIdle) c.idle.push_back(std::move(pool_));
+  // else the pool is joined here, as the lease's own
+}
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) {

@@ -1,9 +1,17 @@
 // Stepping an evaluation one entry instruction at a time
 // (eval::Evaluation, evaluate.h): the schedule, the same values as
 // Evaluate's hook, values let go after their last use, errors and misuse.
+// Also the thread pool under every evaluation (thread_pool.h): its
+// ParallelFor and the cache of idle pools that evaluations lease.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <memory>
+#include <vector>
 
 #include "decomposed/eval/evaluate.h"
+#include "decomposed/eval/thread_pool.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "eval_test_util.h"
@@ -38,6 +46,60 @@ Chain BuildChain() {
   HloOp c = m.Add(b, x);
   m.Tuple({c, b});
   return {tp_test::BuildModule(mb), dead.name(), a.name(), b.name(), c.name()};
+}
+
+TEST(EvalThreadPool, ParallelForCoversTheRangeOnceAndNestsInline) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(1000);
+  pool.ParallelFor(1000, 7, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i]++;
+    // A nested call runs inline, on this thread, without deadlock.
+    pool.ParallelFor(4, 1, [](int64_t, int64_t) {});
+  });
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
+TEST(EvalThreadPool, LeasesReuseAnIdlePoolAndNeverShareOne) {
+  ThreadPool* first = nullptr;
+  {
+    ThreadPoolLease a(3);
+    first = &a.pool();
+    EXPECT_EQ(a.pool().threads(), 3);
+    // Held at the same time: two pools.
+    ThreadPoolLease b(3);
+    EXPECT_NE(&b.pool(), first);
+  }
+  // Both given back; the next lease of that size takes one of them.
+  ThreadPoolLease c(3);
+  ThreadPoolLease d(3);
+  EXPECT_TRUE(&c.pool() == first || &d.pool() == first);
+  ThreadPoolLease e(2);  // another size: never a 3-thread pool
+  EXPECT_EQ(e.pool().threads(), 2);
+}
+
+TEST(EvalThreadPool, AForkedChildStartsItsOwnPools) {
+  { ThreadPoolLease warm(2); }  // an idle pool whose workers the child lacks
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);  // a join of the parent's workers would hang: fail instead
+    std::atomic<int64_t> sum{0};
+    {
+      // The first lease would get the inherited pool; it is given back
+      // last, to a full cache, so it is joined here.
+      auto first = std::make_unique<ThreadPoolLease>(2);
+      first->pool().ParallelFor(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+      std::vector<std::unique_ptr<ThreadPoolLease>> more;
+      for (int i = 0; i < 4; ++i) more.push_back(std::make_unique<ThreadPoolLease>(2));
+      more.clear();
+      first.reset();
+    }
+    _exit(sum.load() == 100 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(EvalEvaluation, StepsFollowTheScheduleWithEvaluatesValues) {

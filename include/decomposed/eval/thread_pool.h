@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -51,6 +52,27 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 0, next_ = 0, chunks_left_ = 0;
   int busy_workers_ = 0;
+};
+
+// A pool of `threads` (<= 0: one per core) lent for one evaluation from a
+// process-wide cache of idle pools, and given back when the lease ends:
+// starting and joining the workers on every evaluation cost more than a
+// small module's whole work (a lone 128^3 dot), and a new worker waits for
+// the scheduler on a busy machine. Concurrent evaluations hold distinct
+// pools; at most four idle pools are kept, their workers asleep. A child
+// process made by fork() starts with an empty cache (the parent's workers
+// do not exist there).
+class ThreadPoolLease {
+ public:
+  explicit ThreadPoolLease(int threads);
+  ~ThreadPoolLease();
+  ThreadPoolLease(const ThreadPoolLease&) = delete;
+  ThreadPoolLease& operator=(const ThreadPoolLease&) = delete;
+
+  ThreadPool& pool() { return *pool_; }
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace decomposed::eval
