@@ -177,7 +177,9 @@ class File:
         HloModuleProto bytes as unpack writes them to model.hlo (empty for
         a snapshot without a module) with ``text()``, ``summary()``,
         ``parameters`` and ``instructions`` over them."""
-        return hlo.Module(self._state.module, form=self.kind + " snapshot")
+        return hlo.Module(self._state.module,
+                          form="classic snapshot" if self.kind == "snapshot"
+                          else "decomposed snapshot")
 
     @property
     def inputs(self) -> LiteralList:
@@ -343,7 +345,7 @@ def unpack(path, output_prefix="./", *, kind="auto", outputs=False,
     snapshot_output<j>.npy); returns a list of {path, kind, index, shape,
     descr, fortran_order, bytes, entry}, one per file written, spelt as
     manifest.json spells them (kind "module", "input", "output", "meta",
-    and "manifest" / "archive" for manifest.json and the .npz themselves;
+    and "manifest" / "npz" for manifest.json and the archive themselves;
     index None for the module; shape and descr None where there is no
     array; entry None outside an .npz). With
     npz="out.npz" they are entries of one stored .npz instead (`unpack --to

@@ -565,7 +565,7 @@ std::shared_ptr<FileState> OpenFile(const std::string& path,
   }
   SnapshotOpenOptions open;
   open.type = kind == "decomposed" ? SnapshotType::kDecomposed
-              : kind == "classic"  ? SnapshotType::kClassic
+              : kind == "classic" || kind == "snapshot" ? SnapshotType::kClassic
                                    : SnapshotType::kAuto;
   open.box.lenient_length_byte = lenient_length_byte;
   open.access = SnapshotAccess::kMapped;

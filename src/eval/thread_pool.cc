@@ -1,10 +1,13 @@
 #include "decomposed/eval/thread_pool.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace decomposed::eval {
@@ -23,18 +26,23 @@ struct PoolCache {
   static constexpr size_t kMaxIdle = 4;
   std::mutex mu;
   std::vector<std::unique_ptr<ThreadPool>> idle;
+  // Pools whose workers belong to a parent process (after fork()): never
+  // joined, kept reachable.
+  std::vector<std::unique_ptr<ThreadPool>> orphans;
 
   static PoolCache& Get() {
     static PoolCache* cache = [] {
       auto* c = new PoolCache;
       // fork(): the child has only the forking thread, so the workers of
       // every cached pool are gone there. Hold the lock across the fork and
-      // let the child drop its copies without joining (their memory is
-      // left; joining a thread that does not exist is undefined).
+      // let the child set its copies aside without joining (joining a
+      // thread that does not exist blocks forever).
       pthread_atfork([] { Get().mu.lock(); }, [] { Get().mu.unlock(); },
                      [] {
                        PoolCache& c = Get();
-                       for (std::unique_ptr<ThreadPool>& p : c.idle) p.release();
+                       for (std::unique_ptr<ThreadPool>& p : c.idle) {
+                         c.orphans.push_back(std::move(p));
+                       }
                        c.idle.clear();
                        c.mu.unlock();
                      });
@@ -66,15 +74,23 @@ ThreadPoolLease::~ThreadPoolLease() {
   if (!pool_) return;
   PoolCache& c = PoolCache::Get();
   std::lock_guard<std::mutex> l(c.mu);
-  if (c.idle.size() < PoolCache::kMaxIdle) c.idle.push_back(std::move(pool_));
+  if (pool_->owner_pid() != getpid()) {
+    c.orphans.push_back(std::move(pool_));  // leased before a fork
+  } else if (c.idle.size() < PoolCache::kMaxIdle && std::uncaught_exceptions() == 0 &&
+             pool_->idle()) {
+    c.idle.push_back(std::move(pool_));
+  }
   // else the pool is joined here, as the lease's own
 }
 
-ThreadPool::ThreadPool(int threads) {
-  if (threads <= 0) {
-    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+ThreadPool::ThreadPool(int threads) : owner_pid_(static_cast<int>(getpid())) {
+  threads = ResolveThreads(threads);
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+}
+
+bool ThreadPool::idle() {
+  std::lock_guard<std::mutex> l(mu_);
+  return fn_ == nullptr && busy_workers_ == 0 && !in_parallel_body;
 }
 
 ThreadPool::~ThreadPool() {
@@ -96,10 +112,22 @@ void ThreadPool::RunChunks() {
       next_ = std::min(n_, next_ + chunk_);
     }
     const int64_t end = std::min(n_, begin + chunk_);
-    in_parallel_body = true;
-    (*fn_)(begin, end);
-    in_parallel_body = false;
+    // Reset also when the body throws, so this thread's later calls are
+    // not all run inline.
+    struct InBody {
+      InBody() { in_parallel_body = true; }
+      ~InBody() { in_parallel_body = false; }
+    } in_body;
+    std::exception_ptr thrown;
+    try {
+      (*fn_)(begin, end);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
     std::lock_guard<std::mutex> l(mu_);
+    // The job's first exception goes to ParallelFor's caller; the other
+    // chunks still run (they may not know), so that the job ends whole.
+    if (thrown && !error_) error_ = thrown;
     if (--chunks_left_ == 0) done_cv_.notify_all();
   }
 }
@@ -148,7 +176,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   std::unique_lock<std::mutex> l(mu_);
   done_cv_.wait(l, [&] { return chunks_left_ == 0 && busy_workers_ == 0; });
   fn_ = nullptr;
+  std::exception_ptr thrown = std::exchange(error_, nullptr);
   done_cv_.notify_all();
+  l.unlock();
+  if (thrown) std::rethrow_exception(thrown);
 }
 
 }  // namespace decomposed::eval

@@ -75,9 +75,7 @@ absl::Status HloSnapshotSink::Finish() {
   absl::StatusOr<std::optional<UnpackedFile>> archive = dest_->Finish();
   if (!archive.ok()) return archive.status();
   // The archive exists now: its entries are announced, then the archive.
-  if (options_.on_file) {
-    for (const UnpackedFile& f : unannounced_) options_.on_file(f);
-  }
+  for (UnpackedFile& f : unannounced_) Announce(std::move(f));
   unannounced_.clear();
   if (*archive) Record(std::move(**archive));
   return absl::OkStatus();
@@ -177,20 +175,23 @@ absl::Status HloSnapshotSink::RecordLiteral(UnpackedFile f,
 }
 
 void HloSnapshotSink::Record(UnpackedFile f) {
-  // An npz entry is announced once its archive is committed (Finish): a
-  // run that fails leaves no archive, so it announces none of its entries.
-  if (options_.on_file) {
-    if (options_.output_format == UnpackFormat::kNpz &&
-        f.kind != UnpackedKind::kArchive) {
-      unannounced_.push_back(f);
-    } else {
-      options_.on_file(f);
-    }
-  }
   if (options_.manifest && f.kind != UnpackedKind::kManifest &&
       f.kind != UnpackedKind::kArchive) {
     manifest_.push_back(f);
   }
+  // An npz entry is announced (on_file, `written`) once its archive is
+  // committed (Finish): a run that fails leaves no archive, so it reports
+  // none of its entries as written.
+  if (options_.output_format == UnpackFormat::kNpz &&
+      f.kind != UnpackedKind::kArchive) {
+    unannounced_.push_back(std::move(f));
+    return;
+  }
+  Announce(std::move(f));
+}
+
+void HloSnapshotSink::Announce(UnpackedFile f) {
+  if (options_.on_file) options_.on_file(f);
   if (written_) written_->push_back(std::move(f));
 }
 

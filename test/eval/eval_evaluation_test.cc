@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "decomposed/eval/evaluate.h"
@@ -60,21 +61,46 @@ TEST(EvalThreadPool, ParallelForCoversTheRangeOnceAndNestsInline) {
 }
 
 TEST(EvalThreadPool, LeasesReuseAnIdlePoolAndNeverShareOne) {
+  // 7 threads: a size no other test or evaluation here leases, so the
+  // process-wide cache holds none of it to begin with.
   ThreadPool* first = nullptr;
   {
-    ThreadPoolLease a(3);
+    ThreadPoolLease a(7);
     first = &a.pool();
-    EXPECT_EQ(a.pool().threads(), 3);
+    EXPECT_EQ(a.pool().threads(), 7);
     // Held at the same time: two pools.
-    ThreadPoolLease b(3);
+    ThreadPoolLease b(7);
     EXPECT_NE(&b.pool(), first);
   }
   // Both given back; the next lease of that size takes one of them.
-  ThreadPoolLease c(3);
-  ThreadPoolLease d(3);
+  ThreadPoolLease c(7);
+  ThreadPoolLease d(7);
   EXPECT_TRUE(&c.pool() == first || &d.pool() == first);
-  ThreadPoolLease e(2);  // another size: never a 3-thread pool
+  ThreadPoolLease e(2);  // another size: never a 7-thread pool
   EXPECT_EQ(e.pool().threads(), 2);
+}
+
+TEST(EvalThreadPool, ABodyThatThrowsReachesTheCallerAndThePoolGoesOn) {
+  ThreadPoolLease a(6);
+  ThreadPool& pool = a.pool();
+  std::atomic<int> ran{0};
+  EXPECT_THROW(pool.ParallelFor(24, 1,
+                                [&](int64_t b, int64_t) {
+                                  ++ran;
+                                  if (b % 2 == 0) throw std::runtime_error("x");
+                                }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 24);  // every range ran, none was left half done
+  EXPECT_TRUE(pool.idle());
+  // The calling thread is not left "inside a body": its next job runs on
+  // two threads at once.
+  std::atomic<int> arrived{0}, saw_both{0};
+  pool.ParallelFor(2, 1, [&](int64_t, int64_t) {
+    ++arrived;
+    for (int i = 0; i < 2000 && arrived.load() < 2; ++i) usleep(1000);
+    saw_both += arrived.load() == 2;  // run one after the other: only 1
+  });
+  EXPECT_EQ(saw_both.load(), 2);
 }
 
 TEST(EvalThreadPool, AForkedChildStartsItsOwnPools) {

@@ -179,17 +179,27 @@ def test_view_is_the_file_and_survives_close(tmp_path):
         lits[0].numpy()
 
 
-def test_context_manager_and_outputs_none_classic(tmp_path):
+def test_context_manager_and_outputs_none_classic(tmp_path, source_dir):
     a = np.arange(5, dtype=np.int32)
     body = ui.literal("S32", a, [0], "canonical")
     path = write_file(str(tmp_path / "c.pb"), ui.hlo_snapshot([body]))
     with decomposed.open(path) as f:
         assert f.kind == "snapshot"
+        assert f.module.form == "classic snapshot"
         assert f.outputs is None
         x = f.inputs[0].numpy()
         assert x.flags.owndata and x.flags.writeable  # a decoded copy
     assert f.closed
     assert np.array_equal(x, a)
+    # kind= names the form to read: "snapshot" (and "classic") read the
+    # classic form, so a decomposed file given as one is refused.
+    for kind in ("snapshot", "classic"):
+        with decomposed.open(path, kind=kind) as f:
+            assert f.kind == "snapshot"
+    example = os.path.join(source_dir, "examples", "example.decomposed_hlo_snapshot")
+    for kind in ("snapshot", "classic"):
+        with pytest.raises(decomposed.FormatError):
+            decomposed.open(example, kind=kind)
 
 
 def test_an_arguments_only_snapshot_has_no_module(tmp_path):

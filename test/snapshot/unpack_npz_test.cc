@@ -190,14 +190,16 @@ TEST_F(UnpackNpzTest, AFailedRunLeavesNoArchive) {
   absl::Status s = Unpack(path, o, &written);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(ListDir(dir_), ElementsAre("bad.dhs"));
-  for (const UnpackedFile& f : written) {
-    EXPECT_NE(f.kind, UnpackedKind::kArchive);
-  }
-  // No archive: none of its entries is announced as written.
+  // No archive: none of its entries is reported as written.
   EXPECT_THAT(announced, ElementsAre());
-  // A run that completes announces each entry, then the archive.
+  EXPECT_TRUE(written.empty());
+  // A run that completes reports each entry when the archive exists, then
+  // the archive.
   std::vector<UnpackedKind> kinds;
-  o.on_file = [&](const UnpackedFile& f) { kinds.push_back(f.kind); };
+  o.on_file = [&](const UnpackedFile& f) {
+    EXPECT_TRUE(test::FileExists(o.npz_path)) << f.entry;
+    kinds.push_back(f.kind);
+  };
   ASSERT_TRUE(Unpack(kExample, o).ok());
   ASSERT_FALSE(kinds.empty());
   EXPECT_EQ(kinds.front(), UnpackedKind::kModule);

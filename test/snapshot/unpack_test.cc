@@ -367,10 +367,12 @@ TEST_F(UnpackTest, CreatesTheOutputDirectory) {
   EXPECT_FALSE(Exists(out_ + "c"));
 }
 
-// The directory is made at the first piece written: an input rejected
-// before its module leaves no directory behind.
+// The directory is made at the first piece written: an input that opens
+// but is rejected before its module (8 bytes of a decomposed file: the
+// header box cut short) leaves no directory behind.
 TEST_F(UnpackTest, AnInputRejectedBeforeItsModuleMakesNoDirectory) {
-  std::string p = Write("empty.dhs", "");
+  std::string whole = Decomposed({F32Literal({1})}, nullptr);
+  std::string p = Write("cut.dhs", whole.substr(0, 8));
   UnpackOptions o = Options(SnapshotType::kDecomposed, false);
   o.output_prefix = out_ + "never/";
   EXPECT_FALSE(Unpack(p, o).ok());

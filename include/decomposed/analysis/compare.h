@@ -183,6 +183,8 @@ class ElementComparator {
   // Compares arrays of `expected_type` and `actual_type` (equal unless the
   // caller allows a mismatch, in which case both are read as f64 / complex
   // and the torch and numpy rules run in f64). `mode` picks the rule.
+  // Movable, not copyable; a moved-from comparator may only be destroyed
+  // or assigned to.
   ElementComparator(CompareMode mode, PrimitiveType expected_type,
                     PrimitiveType actual_type, Tolerance tol, size_t show);
   ~ElementComparator();

@@ -55,6 +55,8 @@ struct TensorStats {
 
 class StatsAccumulator {
  public:
+  // Movable, not copyable; a moved-from accumulator may only be destroyed
+  // or assigned to.
   explicit StatsAccumulator(PrimitiveType type);
   ~StatsAccumulator();
   StatsAccumulator(StatsAccumulator&&) noexcept;

@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -32,10 +33,16 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // The process whose threads the workers are (a fork's child has none).
+  int owner_pid() const { return owner_pid_; }
+  // No job running or left half done (a body that threw leaves one).
+  bool idle();
 
   // Calls fn(begin, end) on disjoint ranges covering [0, n), each of at
   // least `grain` items (but the last), on up to threads() threads, and
-  // returns when all are done.
+  // returns when all are done. A body that throws (on any thread) does not
+  // end the process: the other ranges still run, then the first exception
+  // is rethrown here, and the pool is ready for the next job.
   void ParallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)>& fn);
 
@@ -52,6 +59,8 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 0, next_ = 0, chunks_left_ = 0;
   int busy_workers_ = 0;
+  std::exception_ptr error_;  // the current job's first exception
+  int owner_pid_ = 0;
 };
 
 // A pool of `threads` (<= 0: one per core) lent for one evaluation from a
@@ -59,9 +68,11 @@ class ThreadPool {
 // starting and joining the workers on every evaluation cost more than a
 // small module's whole work (a lone 128^3 dot), and a new worker waits for
 // the scheduler on a busy machine. Concurrent evaluations hold distinct
-// pools; at most four idle pools are kept, their workers asleep. A child
-// process made by fork() starts with an empty cache (the parent's workers
-// do not exist there).
+// pools; at most four idle pools are kept, their workers asleep. A pool is
+// cached only when idle and given back without an exception in flight. A
+// child process made by fork() starts with an empty cache, and a pool
+// leased before the fork is never cached or joined there (the parent's
+// workers do not exist in the child): it is set aside, still reachable.
 class ThreadPoolLease {
  public:
   explicit ThreadPoolLease(int threads);

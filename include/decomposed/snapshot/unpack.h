@@ -452,6 +452,7 @@ class HloSnapshotSink {
                              const LiteralPlan& plan,
                              std::span<const ByteRange> ranges);
   void Record(UnpackedFile f);
+  void Announce(UnpackedFile f);  // on_file and `written`
 
   const UnpackOptions& options_;
   std::vector<UnpackedFile>* written_;
@@ -484,7 +485,9 @@ nlohmann::ordered_json ManifestJson(const UnpackOptions& options,
 // copied whole to that temp file first, as it is read twice). The files and
 // messages are those of the same bytes in a regular file; "-" is named
 // "(at byte N, from stdin)" (WithFile). `written`, when given, receives
-// every file committed, in order, also when an error stops the run.
+// every file committed, in order, also when an error stops the run (with
+// kNpz, the entries once the archive is committed, then the archive: a
+// failed run reports none).
 absl::Status Unpack(const std::string& path, const UnpackOptions& options,
                     std::vector<UnpackedFile>* written = nullptr);
 
