@@ -2,6 +2,7 @@
 # python3-torch, at /usr/bin/python3).
 add_executable(capture_interop_writer ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop_writer.cc)
 target_link_libraries(capture_interop_writer PRIVATE decomposed_lib)
+target_compile_options(capture_interop_writer PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
 add_test(NAME capture_interop
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/capture_interop.py
                  --writer $<TARGET_FILE:capture_interop_writer>

@@ -6,6 +6,7 @@
 # classes protoc generates from proto/ and runs it with eval_npy_tool.
 add_executable(eval_npy_tool ${CMAKE_CURRENT_SOURCE_DIR}/eval_npy_tool.cc)
 target_link_libraries(eval_npy_tool PRIVATE decomposed_lib)
+target_compile_options(eval_npy_tool PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
 add_test(NAME eval_interop
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/eval_interop.py
                  $<TARGET_FILE:eval_npy_tool> $<TARGET_FILE:protobuf::protoc>

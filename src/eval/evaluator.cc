@@ -27,6 +27,10 @@ using hlo::HloOpcode;
 struct Frame {
   const HloComputation* comp = nullptr;
   std::span<const Value> args;
+  // The entry's arguments when the evaluation owns them (Evaluate with
+  // std::vector<Value>&&): each is let go once its parameter has been
+  // evaluated, so the parameter's value is the last holder.
+  std::vector<Value>* owned_args = nullptr;
   std::vector<const HloInstruction*> order;  // the live instructions
   std::vector<int64_t> uses;                 // by instruction index
   std::vector<Value> env;                    // by instruction index
@@ -376,6 +380,10 @@ absl::Status Evaluator::StepFrame(Ctx& ctx, Frame& f) {
     if (absl::Status s = options_.on_instruction(e); !s.ok()) return s;
   }
   env[k] = *std::move(v);
+  if (f.owned_args && instr.opcode() == HloOpcode::kParameter) {
+    const int64_t n = instr.parameter_number();
+    if (n >= 0 && n < static_cast<int64_t>(f.owned_args->size())) (*f.owned_args)[n] = Value();
+  }
   // Release operands at their last use.
   const HloInstruction* prev = nullptr;
   std::vector<const HloInstruction*> unique(instr.operands().begin(), instr.operands().end());
@@ -441,8 +449,11 @@ struct Session {
 
 namespace {
 
+// `owned`: the inputs, taken (inputs is then ignored); each is let go
+// after its parameter's last use.
 absl::Status StartSession(Session& s, const hlo::HloModule& module,
-                          std::span<const Value> inputs, RankState* rank) {
+                          std::span<const Value> inputs, RankState* rank,
+                          std::vector<Value>* owned = nullptr) {
   const hlo::HloComputation* entry = module.entry();
   if (!entry || !entry->root()) {
     return absl::InvalidArgumentError("the module has no entry computation");
@@ -470,12 +481,17 @@ absl::Status StartSession(Session& s, const hlo::HloModule& module,
   ctx.rank = rank;
   // Inputs: the declared type, or (kF32) the type the policy stores it as.
   const auto params = entry->parameters();
-  if (inputs.size() != params.size()) {
+  const size_t given = owned ? owned->size() : inputs.size();
+  if (given != params.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         hlo::DescribeComputation(*entry), ": expected ", Counted(params.size(), "input"),
-        ", found ", inputs.size()));
+        ", found ", given));
   }
-  s.args.assign(inputs.begin(), inputs.end());
+  if (owned) {
+    s.args = std::move(*owned);
+  } else {
+    s.args.assign(inputs.begin(), inputs.end());
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     if (!params[i] || !s.args[i].is_array() || IsTupleShape(params[i]->shape())) continue;
     const PrimitiveType declared = TypeOf(params[i]->shape());
@@ -486,7 +502,29 @@ absl::Status StartSession(Session& s, const hlo::HloModule& module,
       s.args[i] = Value(*c);
     }
   }
-  return s.ev.Begin(ctx, *entry, s.args, s.entry);
+  if (absl::Status st = s.ev.Begin(ctx, *entry, s.args, s.entry); !st.ok()) return st;
+  if (owned) {
+    s.entry.owned_args = &s.args;
+    // A parameter the root does not need is never evaluated: let it go now.
+    std::vector<char> needed(s.args.size(), 0);
+    for (const hlo::HloInstruction* i : s.entry.order) {
+      if (i->opcode() == HloOpcode::kParameter && i->parameter_number() >= 0 &&
+          i->parameter_number() < static_cast<int64_t>(needed.size())) {
+        needed[static_cast<size_t>(i->parameter_number())] = 1;
+      }
+    }
+    for (size_t i = 0; i < needed.size(); ++i) {
+      if (!needed[i]) s.args[i] = Value();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value> RunSession(Session& s) {
+  while (!s.entry.at_end()) {
+    if (absl::Status st = s.ev.StepFrame(s.ctx, s.entry); !st.ok()) return st;
+  }
+  return Evaluator::TakeResult(s.entry);
 }
 
 }  // namespace
@@ -496,10 +534,7 @@ absl::StatusOr<Value> EvaluateOnRank(const hlo::HloModule& module,
                                      const EvalOptions& options, RankState* rank) {
   Session s(options);
   if (absl::Status st = StartSession(s, module, inputs, rank); !st.ok()) return st;
-  while (!s.entry.at_end()) {
-    if (absl::Status st = s.ev.StepFrame(s.ctx, s.entry); !st.ok()) return st;
-  }
-  return Evaluator::TakeResult(s.entry);
+  return RunSession(s);
 }
 
 }  // namespace decomposed::eval::internal
@@ -510,6 +545,16 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
                                std::span<const Value> inputs,
                                const EvalOptions& options) {
   return internal::EvaluateOnRank(module, inputs, options, nullptr);
+}
+
+absl::StatusOr<Value> Evaluate(const hlo::HloModule& module, std::vector<Value>&& inputs,
+                               const EvalOptions& options) {
+  std::vector<Value> owned = std::move(inputs);
+  internal::Session s(options);
+  if (absl::Status st = internal::StartSession(s, module, {}, nullptr, &owned); !st.ok()) {
+    return st;
+  }
+  return internal::RunSession(s);
 }
 
 struct Evaluation::Impl {

@@ -200,7 +200,12 @@ class Dumper {
 
 }  // namespace
 
-absl::StatusOr<RunResult> Execute(const RunProgram& program, const RunOptions& options) {
+namespace {
+
+// `owned`: the inputs to hand over to the evaluator (program.inputs is
+// then not read).
+absl::StatusOr<RunResult> ExecuteImpl(const RunProgram& program, const RunOptions& options,
+                                      std::vector<eval::Value>* owned) {
   if (!program.module) return absl::InvalidArgumentError("no module to run");
   std::unique_ptr<Dumper> dumper;
   if (!options.dump_dir.empty()) {
@@ -232,7 +237,9 @@ absl::StatusOr<RunResult> Execute(const RunProgram& program, const RunOptions& o
     return absl::OkStatus();
   };
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<eval::Value> root = eval::Evaluate(*program.module, program.inputs, eo);
+  absl::StatusOr<eval::Value> root =
+      owned ? eval::Evaluate(*program.module, std::move(*owned), eo)
+            : eval::Evaluate(*program.module, program.inputs, eo);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (dumper) {
     absl::Status s = dumper->Finish();
@@ -248,6 +255,18 @@ absl::StatusOr<RunResult> Execute(const RunProgram& program, const RunOptions& o
   std::stable_sort(r.opcodes.begin(), r.opcodes.end(),
                    [](const OpcodeTime& a, const OpcodeTime& b) { return a.seconds > b.seconds; });
   return r;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> Execute(const RunProgram& program, const RunOptions& options) {
+  return ExecuteImpl(program, options, nullptr);
+}
+
+absl::StatusOr<RunResult> Execute(RunProgram&& program, const RunOptions& options) {
+  std::vector<eval::Value> inputs = std::move(program.inputs);
+  program.inputs.clear();
+  return ExecuteImpl(program, options, &inputs);
 }
 
 }  // namespace decomposed::run

@@ -102,7 +102,8 @@ absl::StatusOr<RunReport> RunSnapshot(const RunRequest& request) {
     if (!b.ok()) return Prefix(b.status(), "the f32 baseline run");
     report.baseline = *std::move(b);
   }
-  absl::StatusOr<RunResult> r = Execute(*program, options);
+  // The last evaluation takes the inputs: each is let go after its last use.
+  absl::StatusOr<RunResult> r = Execute(std::move(*program), options);
   if (!r.ok()) return r.status();
   report.result = *std::move(r);
   if (absl::Status s = WriteOutputs(report.result.outputs, request.output, &report.files);

@@ -349,7 +349,7 @@ RefCompare Reference(CompareMode mode, PT type, const std::vector<double>& e,
   const double kInf = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < e.size(); ++i) {
     const double ev = e[i], av = a[i];
-    bool close;
+    bool close = false;
     if (std::isnan(ev) || std::isnan(av)) {
       close = std::isnan(ev) && std::isnan(av) && tol.equal_nan;
     } else {

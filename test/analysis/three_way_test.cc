@@ -530,7 +530,9 @@ TEST(ScatterTest, BothSidesKeepTheSameSampledElements) {
     const ScatterPoint& p = s[0].points[k];
     EXPECT_EQ(p.expected, static_cast<double>(p.index));
     EXPECT_EQ(p.actual, static_cast<double>(p.index) + 0.5);
-    if (k > 0) EXPECT_LT(s[0].points[k - 1].index, p.index);
+    if (k > 0) {
+      EXPECT_LT(s[0].points[k - 1].index, p.index);
+    }
   }
   // Spread over the tensor, not its first elements.
   EXPECT_GT(s[0].points.back().index, 9000u);

@@ -232,7 +232,9 @@ TEST_F(Broken, EveryCorruptByteOfPtIsCaughtOrHarmless) {
     absl::StatusOr<Bundle> b = OpenBundle(pt_);
     ASSERT_TRUE(b.ok());
     absl::StatusOr<LoadedTensor> t = LoadTensor(*b, 0);
-    if (t.ok()) EXPECT_EQ(t->bytes.size(), 24u);
+    if (t.ok()) {
+      EXPECT_EQ(t->bytes.size(), 24u);
+    }
   }
 }
 
@@ -280,7 +282,9 @@ TEST_F(Broken, RandomCorruptionsNeverCrash) {
         (void)VerifyBundle(*b);
         for (size_t i = 0; i < b->inputs.size() && i < 4; ++i) {
           absl::StatusOr<LoadedTensor> t = LoadTensor(*b, i);
-          if (t.ok()) EXPECT_EQ(t->bytes.size(), b->inputs[i].byte_size);
+          if (t.ok()) {
+            EXPECT_EQ(t->bytes.size(), b->inputs[i].byte_size);
+          }
         }
       }
       Spit(path, good);

@@ -409,7 +409,9 @@ TEST(ElementTest, RoundTripBodySizes) {
                              })
                     .ok());
     EXPECT_EQ(got, body);
-    if (n > 4096) EXPECT_GT(chunks, 1);
+    if (n > 4096) {
+      EXPECT_GT(chunks, 1);
+    }
 
     // Skipped.
     testing::FaultSource skipper(out, o);

@@ -101,7 +101,9 @@ TEST(HloParseRealTest, EveryRealHloTextParsesAndValidates) {
   for (const std::string& rel : HloTextFiles(dir)) {
     const std::string text = ReadFile(dir / rel);
     const std::vector<std::string> parts = ModuleTexts(text);
-    if (LooksLikeTensorsDump(text)) EXPECT_EQ(parts.size(), 82u) << rel;
+    if (LooksLikeTensorsDump(text)) {
+      EXPECT_EQ(parts.size(), 82u) << rel;
+    }
     ++files;
     for (size_t i = 0; i < parts.size(); ++i) {
       absl::StatusOr<ParsedHloText> t = ParseHloText(parts[i]);

@@ -42,7 +42,9 @@ std::string Verdict(const xla::HloModuleProto& proto) {
   // ValidateModuleAll finds the same problem first.
   std::vector<absl::Status> all = ValidateModuleAll(**m);
   EXPECT_FALSE(all.empty());
-  if (!all.empty()) EXPECT_EQ(all.front(), s);
+  if (!all.empty()) {
+    EXPECT_EQ(all.front(), s);
+  }
   return std::string(s.message());
 }
 

@@ -248,7 +248,9 @@ TYPED_TEST(SourceTest, Primitives) {
   std::string data = "0123456789abcdef";
   auto src = this->factory.Make(data);
   EXPECT_EQ(src->position(), 0u);
-  if (src->size()) EXPECT_EQ(*src->size(), 16u);
+  if (src->size()) {
+    EXPECT_EQ(*src->size(), 16u);
+  }
   ASSERT_TRUE(src->Pull(3));
   EXPECT_GE(src->available(), 3u);
   EXPECT_EQ(std::string(src->cursor(), 3), "012");
@@ -261,7 +263,9 @@ TYPED_TEST(SourceTest, Primitives) {
   EXPECT_EQ(src->position(), 10u);
   ASSERT_TRUE(src->Read(buf, 2));
   EXPECT_EQ(std::string(buf, 2), "ab");
-  if (src->size()) EXPECT_EQ(*Remaining(*src), 4u);
+  if (src->size()) {
+    EXPECT_EQ(*Remaining(*src), 4u);
+  }
   EXPECT_FALSE(src->Skip(5));  // only 4 remain
   EXPECT_FALSE(src->Pull(1));
   EXPECT_FALSE(src->Read(buf, 1));

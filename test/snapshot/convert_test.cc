@@ -97,7 +97,9 @@ void WriteDecomposed(const std::string& path, const xla::HloModuleProto& m,
   DecomposedProducer<AtomicFileSink> w(sink, o);
   ASSERT_TRUE(w.WriteModule(m.SerializeAsString()).ok());
   ASSERT_TRUE(w.WriteInputs(in).ok());
-  if (outputs) ASSERT_TRUE(w.WriteOutputs(out).ok());
+  if (outputs) {
+    ASSERT_TRUE(w.WriteOutputs(out).ok());
+  }
   ASSERT_TRUE(w.Finish().ok());
   ASSERT_TRUE(sink.Commit().ok());
 }

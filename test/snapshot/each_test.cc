@@ -123,7 +123,9 @@ TEST(VerifyFiles, OneResultPerFileInOrderWithTheSingleFileAnswer) {
                   EXPECT_EQ(r->valid(), single->valid()) << i;
                   EXPECT_EQ(r->inputs, single->inputs) << i;
                   EXPECT_EQ(r->valid(), i != 3 && i != 5) << i;
-                  if (i < 3) EXPECT_EQ(r->inputs, i + 1);
+                  if (i < 3) {
+                    EXPECT_EQ(r->inputs, i + 1);
+                  }
                 });
     EXPECT_THAT(seen, ElementsAre(0, 1, 2, 3, 4, 5));
     EXPECT_GT(last_progress, 0u);
@@ -137,7 +139,7 @@ TEST(InspectFiles, ReportsEveryFileInOrder) {
   WriteFile(paths[2], File(4));
   std::vector<std::string> got;
   InspectFiles(paths, {}, 2,
-               [&](size_t i, absl::StatusOr<InspectReport>& r) {
+               [&](size_t, absl::StatusOr<InspectReport>& r) {
                  got.push_back(r.ok() ? std::to_string(r->inputs.size())
                                       : std::string(r.status().message()));
                });

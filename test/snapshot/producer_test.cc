@@ -299,7 +299,9 @@ TEST(Producer, ZeroInputsZeroOutputsAndAbsentRegion2) {
     ASSERT_TRUE(p.status.ok());
     EXPECT_TRUE(p.inputs.empty());
     EXPECT_EQ(p.outputs.has_value(), outputs_block);
-    if (outputs_block) EXPECT_TRUE(p.outputs->empty());
+    if (outputs_block) {
+      EXPECT_TRUE(p.outputs->empty());
+    }
     // The stream ends in box(0) [+ box(0)].
     std::string tail = outputs_block ? Bytes({3, 0x3a, 1, 0, 3, 0x3a, 1, 0})
                                      : Bytes({3, 0x3a, 1, 0});

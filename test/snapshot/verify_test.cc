@@ -425,7 +425,9 @@ TEST(VerifyRobustness, RandomCorruptions) {
     struct stat st;
     EXPECT_EQ(s.ok(), ::stat(out.c_str(), &st) == 0);
     // A file verify accepts converts (and vice versa for framing).
-    if (r->valid()) EXPECT_TRUE(s.ok()) << s;
+    if (r->valid()) {
+      EXPECT_TRUE(s.ok()) << s;
+    }
   }
   EXPECT_GT(invalid, 500) << "the corruptions must be noticed";
 }

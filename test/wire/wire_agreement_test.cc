@@ -303,7 +303,9 @@ void CheckBox(const Case& c, const std::string& payload) {
   decomposed::testing::FaultSource slow(box, fo);
   absl::StatusOr<uint64_t> again = ReadBox(slow, Frame{"box"});
   EXPECT_EQ(ours.status(), again.status()) << c.what;
-  if (ours.ok() && again.ok()) EXPECT_EQ(*ours, *again) << c.what;
+  if (ours.ok() && again.ok()) {
+    EXPECT_EQ(*ours, *again) << c.what;
+  }
 }
 
 TEST(BoxAgreement, ReadBoxAcceptsExactlyWhatProtobufAndTheBoxRulesAccept) {

@@ -13,7 +13,9 @@
 //     arrays declared bf16/f16 come back as f32.
 //   * Each instruction is evaluated once, in the order of its computation
 //     (operands first); each value is released after its last use, so that
-//     memory holds the live set (plus the evaluator's scratch).
+//     memory holds the live set (plus the evaluator's scratch). Inputs
+//     given by span stay with the caller; inputs given by value
+//     (std::vector<Value>&&) are released after their last use too.
 //   * Errors name the opcode or custom-call target, the instruction and its
 //     computation, what was expected and what was found; an instruction the
 //     evaluator cannot run (kUnimplemented: an NKI kernel, a GPSIMD custom
@@ -102,9 +104,19 @@ struct EvalOptions {
   std::function<void(int64_t, int64_t)> on_progress;
 };
 
-// Runs `module`'s entry computation on `inputs`.
+// Runs `module`'s entry computation on `inputs`. The caller keeps the
+// inputs, so they stay in memory until it lets them go.
 absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
                                std::span<const Value> inputs,
+                               const EvalOptions& options = {});
+
+// The same, taking the inputs (pass std::move(inputs), or a temporary):
+// each input is released after its parameter's last use, as every other
+// value is, so memory holds the live set from the first instruction on (an
+// input is then the parameter's only holder: an update at its last use may
+// write it in place, unless it is a snapshot's mapped bytes).
+absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
+                               std::vector<Value>&& inputs,
                                const EvalOptions& options = {});
 
 // An evaluation of the entry computation driven one instruction at a time:

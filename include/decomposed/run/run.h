@@ -203,6 +203,13 @@ struct RunResult {
 // evaluation fails (it lists what was evaluated before the failure).
 absl::StatusOr<RunResult> Execute(const RunProgram& program,
                                   const RunOptions& options = {});
+// The same, taking the program's inputs (program.inputs is left empty):
+// each input is released after its parameter's last use, as the evaluator
+// releases every value, so a decoded input the module has finished with
+// stops counting in memory. `decomposed run` runs its last (or only)
+// evaluation this way.
+absl::StatusOr<RunResult> Execute(RunProgram&& program,
+                                  const RunOptions& options = {});
 
 // --- Outputs -----------------------------------------------------------------------
 
