@@ -504,6 +504,7 @@ absl::Status Binary(const Ctx& ctx, HloOpcode op, const Array& a, const Array& b
       if constexpr (kIsInt<T>) {
         Map2<T, T, T>(ctx, a, b, out, [width](T x, T y) -> T {
           if constexpr (sizeof(T) == 8) {
+            (void)width;  // the high half of a 128-bit product: always 64
             using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
             return static_cast<T>((static_cast<W>(x) * static_cast<W>(y)) >> 64);
           } else {
