@@ -114,8 +114,8 @@ class ElementComparator::Impl {
           ep = expected;
           ap = actual;
         } else {
-          ToDoubles(et_, expected, k, ere_, eim_);
-          ToDoubles(at_, actual, k, are_, aim_);
+          internal::BlockToDoubles(et_, expected, k, ere_, eim_);
+          internal::BlockToDoubles(at_, actual, k, are_, aim_);
           converted = true;
         }
         if (FastBlock(kt, ep, ap, k)) {
@@ -126,8 +126,8 @@ class ElementComparator::Impl {
         }
       }
       if (!converted) {
-        ToDoubles(et_, expected, k, ere_, eim_);
-        ToDoubles(at_, actual, k, are_, aim_);
+        internal::BlockToDoubles(et_, expected, k, ere_, eim_);
+        internal::BlockToDoubles(at_, actual, k, are_, aim_);
       }
       switch (mode_) {
         case CompareMode::kTorch:
@@ -271,39 +271,6 @@ class ElementComparator::Impl {
     e_sq_.Add(r.e_sq);
     a_sq_.Add(r.a_sq);
     return true;
-  }
-
-  // Element values of a block as doubles (im only for complex types; a
-  // real type's im is left untouched and never read).
-  static void ToDoubles(PrimitiveType t, const char* p, size_t k, double* re,
-                        double* im) {
-    switch (t) {
-      case PrimitiveType::kF32:
-        for (size_t i = 0; i < k; ++i) re[i] = internal::Load<float>(p + 4 * i);
-        return;
-      case PrimitiveType::kF64:
-        std::memcpy(re, p, 8 * k);
-        return;
-      case PrimitiveType::kBF16:
-        for (size_t i = 0; i < k; ++i) {
-          re[i] = std::bit_cast<float>(
-              static_cast<uint32_t>(internal::Load<uint16_t>(p + 2 * i)) << 16);
-        }
-        return;
-      case PrimitiveType::kC64:
-      case PrimitiveType::kC128:
-        for (size_t i = 0; i < k; ++i) {
-          Complex z = ComplexValue(t, p + (t == PrimitiveType::kC64 ? 8 : 16) * i);
-          re[i] = z.re;
-          im[i] = z.im;
-        }
-        return;
-      default: {
-        const size_t w = Info(t).element_bytes;
-        for (size_t i = 0; i < k; ++i) re[i] = RealValue(t, p + w * i);
-        return;
-      }
-    }
   }
 
   // The rules and metrics for a block of k elements, with values in

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -78,6 +79,41 @@ inline double KernelValue(KernelType t, const char* p) {
       return std::bit_cast<float>(static_cast<uint32_t>(Load<uint16_t>(p)) << 16);
   }
   return 0;
+}
+
+// k elements of `t` at `p` as doubles: re[i] their values (exact), and for
+// a complex type im[i] the imaginary parts (untouched otherwise). The one
+// conversion compare, stats and the three-way comparison share.
+inline void BlockToDoubles(PrimitiveType t, const char* p, size_t k, double* re,
+                           double* im) {
+  switch (t) {
+    case PrimitiveType::kF32:
+      for (size_t i = 0; i < k; ++i) re[i] = Load<float>(p + 4 * i);
+      return;
+    case PrimitiveType::kF64:
+      std::memcpy(re, p, 8 * k);
+      return;
+    case PrimitiveType::kBF16:
+      for (size_t i = 0; i < k; ++i) {
+        re[i] = std::bit_cast<float>(static_cast<uint32_t>(Load<uint16_t>(p + 2 * i)) << 16);
+      }
+      return;
+    case PrimitiveType::kC64:
+    case PrimitiveType::kC128: {
+      const size_t w = t == PrimitiveType::kC64 ? 8 : 16;
+      for (size_t i = 0; i < k; ++i) {
+        const Complex z = ComplexValue(t, p + w * i);
+        re[i] = z.re;
+        im[i] = z.im;
+      }
+      return;
+    }
+    default: {
+      const size_t w = Info(t).element_bytes;
+      for (size_t i = 0; i < k; ++i) re[i] = RealValue(t, p + w * i);
+      return;
+    }
+  }
 }
 
 // --- compare -------------------------------------------------------------

@@ -122,7 +122,7 @@ class StatsAccumulator::Impl {
             return;
           }
         }
-        ToDoubles(p, k);
+        internal::BlockToDoubles(type_, p, k, re_, im_);  // real: im_ untouched
         // Compact the finite values in place.
         for (size_t i = 0; i < k; ++i) {
           const double v = re_[i];
@@ -164,27 +164,6 @@ class StatsAccumulator::Impl {
     if (finite_ == n || b.min < min_) min_ = b.min;
     if (finite_ == n || b.max > max_) max_ = b.max;
     return true;
-  }
-
-  void ToDoubles(const char* p, size_t k) {
-    switch (type_) {
-      case PrimitiveType::kF32:
-        for (size_t i = 0; i < k; ++i) re_[i] = internal::Load<float>(p + 4 * i);
-        return;
-      case PrimitiveType::kF64:
-        std::memcpy(re_, p, 8 * k);
-        return;
-      case PrimitiveType::kBF16:
-        for (size_t i = 0; i < k; ++i) {
-          re_[i] = std::bit_cast<float>(static_cast<uint32_t>(
-                                            internal::Load<uint16_t>(p + 2 * i))
-                                        << 16);
-        }
-        return;
-      default:
-        for (size_t i = 0; i < k; ++i) re_[i] = RealValue(type_, p + bytes_ * i);
-        return;
-    }
   }
 
   void MergeComplex(size_t m) {

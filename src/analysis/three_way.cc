@@ -132,39 +132,6 @@ class SideStream {
   std::unique_ptr<PipedProducer> producer_;
 };
 
-// Element values as doubles (im only for complex types).
-void ToValues(PrimitiveType t, const char* p, size_t k, double* re, double* im) {
-  switch (t) {
-    case PrimitiveType::kF32:
-      for (size_t i = 0; i < k; ++i) re[i] = internal::Load<float>(p + 4 * i);
-      return;
-    case PrimitiveType::kF64:
-      std::memcpy(re, p, 8 * k);
-      return;
-    case PrimitiveType::kBF16:
-      for (size_t i = 0; i < k; ++i) {
-        re[i] = std::bit_cast<float>(static_cast<uint32_t>(internal::Load<uint16_t>(p + 2 * i))
-                                     << 16);
-      }
-      return;
-    case PrimitiveType::kC64:
-    case PrimitiveType::kC128: {
-      const size_t w = t == PrimitiveType::kC64 ? 8 : 16;
-      for (size_t i = 0; i < k; ++i) {
-        Complex z = ComplexValue(t, p + w * i);
-        re[i] = z.re;
-        im[i] = z.im;
-      }
-      return;
-    }
-    default: {
-      const size_t w = Info(t).element_bytes;
-      for (size_t i = 0; i < k; ++i) re[i] = RealValue(t, p + w * i);
-      return;
-    }
-  }
-}
-
 bool IsComplex(PrimitiveType t) { return KindOf(t) == ElementKind::kComplex; }
 
 // |x - y| with the three-way rule: 0 when equal (equal infinities too) and,
@@ -436,9 +403,9 @@ absl::Status StreamInput(const ThreeWayRun& run, ThreeWayInput* in, bool equal_n
     if (absl::Status s = es.Read(eraw.data(), k); !s.ok()) return s;
     if (absl::Status s = as.Read(araw.data(), k); !s.ok()) return s;
     if (absl::Status s = bs.Read(braw.data(), k); !s.ok()) return s;
-    ToValues(et.type, eraw.data(), k, er, ei);
-    ToValues(at.type, araw.data(), k, ar, ai);
-    ToValues(bt.type, braw.data(), k, br, bi);
+    internal::BlockToDoubles(et.type, eraw.data(), k, er, ei);
+    internal::BlockToDoubles(at.type, araw.data(), k, ar, ai);
+    internal::BlockToDoubles(bt.type, braw.data(), k, br, bi);
     size_t stored = 0;
     for (size_t b0 = 0; b0 < k; b0 += kBlock) {
       const size_t b1 = std::min(k, b0 + kBlock);
