@@ -333,7 +333,9 @@ py::list Run(py::object snapshot, py::object module, py::object inputs,
     if (!program.ok()) {
       result = program.status();
     } else {
-      result = run::Execute(*program, p->options);
+      // The program is not needed after the run: let each input go at its
+      // last use.
+      result = run::Execute(std::move(*program), p->options);
     }
   }
   if (p->pending->error) throw std::move(*p->pending->error);

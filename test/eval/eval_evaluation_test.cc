@@ -178,6 +178,41 @@ TEST(EvalEvaluation, InputsGivenByValueAreReleasedAfterTheirLastUse) {
   }
 }
 
+// An input given by value is its parameter's only holder, so an update at
+// its last use writes it in place (a KV cache is not copied); given by span,
+// the caller still holds it and the update writes a copy.
+TEST(EvalEvaluation, AnUpdateOfAnInputGivenByValueWritesItInPlace) {
+  HloModuleBuilder mb("kv");
+  HloComputationBuilder& m = mb.AddEntryComputation("main");
+  HloOp cache = m.Parameter(0, MakeArrayShape(xla::F32, {4}), "cache");
+  HloOp update = m.Parameter(1, MakeArrayShape(xla::F32, {1}), "update");
+  HloOp at = m.Parameter(2, MakeArrayShape(xla::S32, {}), "at");
+  HloOp dus = m.DynamicUpdateSlice(cache, update, {at});
+  m.Negate(dus);
+  auto module = tp_test::BuildModule(mb);
+  for (bool by_value : {true, false}) {
+    std::vector<Value> in = {
+        Value(testing::MakeArray<float>(PrimitiveType::kF32, {4}, {1, 2, 3, 4})),
+        Value(testing::MakeArray<float>(PrimitiveType::kF32, {1}, {9})),
+        Value(testing::MakeArray<int32_t>(PrimitiveType::kS32, {}, {2}))};
+    const char* cache_bytes = in[0].array().data();
+    const char* updated = nullptr;
+    EvalOptions o;
+    o.on_instruction = [&](const InstructionEvent& e) {
+      if (e.instruction.name() == dus.name()) updated = e.value.array().data();
+      return absl::OkStatus();
+    };
+    absl::StatusOr<Value> r = by_value ? Evaluate(*module, std::move(in), o)
+                                       : Evaluate(*module, in, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_THAT(testing::ToVector<float>(r->array()), ElementsAre(-1, -2, -9, -4));
+    EXPECT_EQ(updated == cache_bytes, by_value) << (by_value ? "by value" : "by span");
+    if (!by_value) {
+      EXPECT_THAT(testing::ToVector<float>(in[0].array()), ElementsAre(1, 2, 3, 4));
+    }
+  }
+}
+
 TEST(EvalEvaluation, StepsFollowTheScheduleWithEvaluatesValues) {
   Chain chain = BuildChain();
   ASSERT_NE(chain.module, nullptr);

@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <span>
@@ -118,6 +119,12 @@ absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
 absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
                                std::vector<Value>&& inputs,
                                const EvalOptions& options = {});
+// A braced list ({} for a module without parameters, {x, y}): by value.
+inline absl::StatusOr<Value> Evaluate(const hlo::HloModule& module,
+                                      std::initializer_list<Value> inputs,
+                                      const EvalOptions& options = {}) {
+  return Evaluate(module, std::vector<Value>(inputs), options);
+}
 
 // An evaluation of the entry computation driven one instruction at a time:
 // the base of lockstep tools (analysis/divergence.h runs two of them side by
