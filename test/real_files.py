@@ -75,6 +75,8 @@ LEAD = "file: " + NOT_A_SNAPSHOT  # the message's frame, then its lead
 failures = []
 failed_files = set()
 counts = {"files": 0, "runs": 0}
+# The snapshot-unpack drop-in beside the CLI (set in main).
+UNPACK_TOOL = None
 current = {"file": None}
 
 
@@ -138,6 +140,13 @@ def check_not_a_snapshot(cli, path, rel, tmp):
         text = (r.stdout + r.stderr).decode("utf-8", "replace")
         if LEAD not in text:
             fail(f"{rel}: {cmd[0]}: no {LEAD!r} in {text[:300]!r}")
+    # The snapshot-unpack drop-in (classic by default, as Neuron's tool):
+    # exit 1, nothing written.
+    if UNPACK_TOOL:
+        run(UNPACK_TOOL, ["--output-prefix=" + os.path.join(tmp, "su") + "/", path],
+            f"{rel}: snapshot-unpack", 1)
+        if os.path.exists(os.path.join(tmp, "su")) and os.listdir(os.path.join(tmp, "su")):
+            fail(f"{rel}: a failed snapshot-unpack left {os.listdir(os.path.join(tmp, 'su'))}")
     # Nothing is left under the final names by a failed run.
     for name in ("c.dhs",):
         if os.path.exists(os.path.join(tmp, name)):
@@ -192,6 +201,16 @@ def check_args_only(cli, path, rel, tmp):
                  f"{want.dtype} {want.tolist()}")
     if os.path.exists(os.path.join(out, f"value_input{len(wants)}.npy")):
         fail(f"{rel}: unpack wrote more inputs than {len(wants)}")
+    # The snapshot-unpack drop-in writes the same inputs (and an empty
+    # model.hlo: there is no module).
+    if UNPACK_TOOL:
+        su = os.path.join(tmp, "su") + "/"
+        run(UNPACK_TOOL, ["--output-prefix=" + su, path], f"{rel}: snapshot-unpack", 0)
+        for i in range(len(wants)):
+            a, b = os.path.join(out, f"value_input{i}.npy"), os.path.join(su, f"value_input{i}.npy")
+            if not (os.path.exists(b) and os.path.exists(a)
+                    and open(a, "rb").read() == open(b, "rb").read()):
+                fail(f"{rel}: snapshot-unpack's value_input{i}.npy differs from unpack's")
 
 
 # --- decomposed hlo -------------------------------------------------------------
@@ -302,6 +321,9 @@ def main():
     ap.add_argument("cli")
     ap.add_argument("--real", default=os.environ.get("DECOMPOSED_REAL_FILES"))
     a = ap.parse_args()
+    global UNPACK_TOOL
+    tool = os.path.join(os.path.dirname(os.path.abspath(a.cli)), "snapshot-unpack")
+    UNPACK_TOOL = tool if os.path.exists(tool) else None
     real = find_real(a.real)
     if real is None:
         where = (a.real if a.real else
