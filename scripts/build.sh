@@ -3,7 +3,8 @@
 #
 #   scripts/build.sh [cmake args...]          everything: library, CLIs,
 #                                             tests, benchmarks, the Python
-#                                             package (needs setup --test)
+#                                             package, the MPI replay
+#                                             (needs setup --test)
 #   scripts/build.sh --tools [cmake args...]  the two CLIs only
 #                                             (build/bin/decomposed,
 #                                             build/bin/snapshot-unpack)
@@ -19,7 +20,7 @@ else
   # -U: a --tools run may have cached the Python package as OFF; let the
   # configure find pybind11 again.
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DDECOMPOSED_BUILD_TESTS=ON -DDECOMPOSED_BUILD_BENCH=ON \
+    -DDECOMPOSED_BUILD_TESTS=ON -DDECOMPOSED_BUILD_BENCH=ON -DDECOMPOSED_WITH_MPI=ON \
     -UDECOMPOSED_BUILD_PYTHON "$@" >/dev/null
   cmake --build build -j "$(nproc)"
 fi

@@ -14,14 +14,16 @@
 #                                     Benchmark, PyTorch, pytest, Python
 #                                     protobuf, rsvg-convert (the SVG
 #                                     pictures are rendered in a test),
-#                                     strace (the open-count test)
+#                                     strace (the open-count test),
+#                                     OpenMPI (libopenmpi-dev, openmpi-bin:
+#                                     scripts/build.sh builds the MPI
+#                                     replay, -DDECOMPOSED_WITH_MPI=ON, and
+#                                     the suite runs it under mpirun)
 #   scripts/setup-debian.sh --fuzz    --test, plus clang-14 and its runtime
 #                                     libraries (libFuzzer, ASan) for
 #                                     scripts/fuzz.sh and ci-hardening.sh
-#   scripts/setup-debian.sh --mpi     --test, plus OpenMPI (libopenmpi-dev,
-#                                     openmpi-bin) for the optional MPI
-#                                     replay: configure with
-#                                     -DDECOMPOSED_WITH_MPI=ON
+#   scripts/setup-debian.sh --mpi     the same as --test (kept for old
+#                                     scripts)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -32,13 +34,13 @@ PYTHON_PKGS=(python3 python3-dev pybind11-dev python3-numpy
              python3-pip python3-venv)
 TEST_PKGS=("${PYTHON_PKGS[@]}" googletest libgtest-dev libgmock-dev
            libbenchmark-dev python3-torch python3-pytest python3-protobuf
-           librsvg2-bin strace)
+           librsvg2-bin strace libopenmpi-dev openmpi-bin)
 case "${1:-}" in
   "") ;;
   --python) PKGS+=("${PYTHON_PKGS[@]}") ;;
   --test) PKGS+=("${TEST_PKGS[@]}") ;;
   --fuzz) PKGS+=("${TEST_PKGS[@]}" clang-14 libclang-rt-14-dev) ;;
-  --mpi) PKGS+=("${TEST_PKGS[@]}" libopenmpi-dev openmpi-bin) ;;
+  --mpi) PKGS+=("${TEST_PKGS[@]}") ;;
   *) echo "usage: $0 [--python|--test|--fuzz|--mpi]" >&2; exit 2 ;;
 esac
 missing=()

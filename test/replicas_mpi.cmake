@@ -1,7 +1,9 @@
-# The replay of several ranks as an MPI job (EvaluateRankOverMpi), only in a
-# build with DECOMPOSED_WITH_MPI: `mpirun -np 2` and `-np 4` on loopback
-# give the same bytes as the in-process replay, and a rank that disagrees
-# or stops early ends the job on every rank (test/replicas_mpi.py).
+# The replay of several ranks as an MPI job (EvaluateRanksOverMpi), only in
+# a build with DECOMPOSED_WITH_MPI (scripts/build.sh's): `mpirun -np 2`,
+# `-np 3` and `-np 4` on loopback, one rank or a share of the ranks per
+# process, give the same bytes as the in-process replay, and a rank that
+# disagrees or stops early ends the job on every process
+# (test/replicas_mpi.py).
 if(DECOMPOSED_WITH_MPI)
   find_program(DECOMPOSED_MPIEXEC NAMES mpirun mpiexec REQUIRED)
   add_executable(replicas_mpi_tool ${CMAKE_CURRENT_LIST_DIR}/replicas_mpi_tool.cc)

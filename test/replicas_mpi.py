@@ -3,18 +3,21 @@
 
     replicas_mpi.py TOOL MPIRUN CLI
 
-For the tensor-parallel MLP and attention block at 2 and 4 ranks: the
+For the tensor-parallel MLP and attention block at 2, 4 and 8 ranks: the
 in-process replay (EvaluateReplicas) writes each rank's output; an MPI job
-of as many processes on loopback only (TCP over `lo`, no other interface)
-writes its own; every rank's bytes must be identical. Then the faults: a
-rank whose groups disagree and a rank that reaches no collective end the
-job on every process with the error named, and no process hangs (a
-timeout fails the test). Then the command, at N = 2 and 4: `mpirun -np N
-decomposed run --mpi` over N rank snapshots of an all-reduce (packed by
-`decomposed pack` from HLO text) writes the bytes the in-process
-`decomposed run` of the same files writes, each rank passing its
-comparison; a job of N - 1 processes is refused, and a rank whose file is
-missing stops every process.
+on loopback only (TCP over `lo`, no other interface) writes its own, with
+one process per rank (2 and 4 processes) and with each process running a
+share of the ranks (4 ranks on 2 processes, 8 on 2, 8 on 3: shares of
+unequal size); every rank's bytes must be identical. Then the faults, at 2
+ranks on 2 processes and 4 ranks on 2: a rank whose groups disagree and a
+rank that reaches no collective end the job on every process with the
+error named, and no process hangs (a timeout fails the test). Then the
+command: `mpirun -np P decomposed run --mpi` over N rank snapshots of an
+all-reduce (packed by `decomposed pack` from HLO text), (N, P) = (2, 2),
+(4, 4) and (4, 2), writes the bytes the in-process `decomposed run` of the
+same files writes, each rank passing its comparison; a job of more
+processes than ranks is refused, and a rank whose file is missing stops
+every process.
 """
 import os
 import subprocess
@@ -65,13 +68,14 @@ def write_npy_f32(path, values, dims):
         f.write(struct.pack(f"<{len(values)}f", *values))
 
 
-def cli_checks(cli, mpirun_path, tmp, failures, n):
-    """run --mpi over n rank snapshots of an all-reduce, against run."""
+def cli_checks(cli, mpirun_path, tmp, failures, n, procs):
+    """run --mpi over n rank snapshots of an all-reduce on procs processes,
+    against run."""
     def dec(*args, mpi=0):
         cmd = (mpirun(mpirun_path, mpi) if mpi else []) + [cli, *args]
         return run(cmd)
 
-    tmp = os.path.join(tmp, f"cli{n}")
+    tmp = os.path.join(tmp, f"cli{n}-{procs}")
     os.makedirs(tmp)
     hlo = os.path.join(tmp, "tp.hlo")
     with open(hlo, "w") as f:
@@ -100,24 +104,34 @@ def cli_checks(cli, mpirun_path, tmp, failures, n):
     if r.returncode != 0:
         failures.append(f"run in process: exit {r.returncode}: {r.stderr} {r.stdout}")
         return
-    r = dec("run", "--mpi", *given, "--compare", "--output-prefix", there, mpi=n)
+    r = dec("run", "--mpi", *given, "--compare", "--output-prefix", there, mpi=procs)
     if r.returncode != 0:
-        failures.append(f"run --mpi at {n}: exit {r.returncode}: {r.stderr} {r.stdout}")
+        failures.append(f"run --mpi, {n} ranks on {procs}: exit {r.returncode}: {r.stderr} "
+                        f"{r.stdout}")
         return
+    for p in range(procs):
+        first, end = share(p, procs, n)
+        said = (f"replayed rank {first}" if end - first == 1 else
+                f"replayed ranks {first} to {end - 1}")
+        said += f" of {n} as process {p} of {procs} of an MPI job"
+        if said not in r.stdout:
+            failures.append(f"run --mpi: process {p} did not say '{said}': {r.stdout!r}")
     for rank in range(n):
-        if (f"rank {rank} (" not in r.stdout or
-                f"replayed rank {rank} of {n} as a process of an MPI job" not in r.stdout):
+        if f"rank {rank} (" not in r.stdout:
             failures.append(f"run --mpi: no report of rank {rank}: {r.stdout!r}")
         p = os.path.join(f"rank{rank}", "snapshot_output0.npy")
         a = open(os.path.join(here, p), "rb").read()
         b = open(os.path.join(there, p), "rb").read()
         if not a or a != b:
-            failures.append(f"run --mpi at {n}, rank {rank}: {len(b)} bytes, the in-process "
-                            f"run's {len(a)}, {'equal' if a == b else 'different'}")
-    print(f"run --mpi at {n} ranks: the in-process run's bytes, every rank compared")
-    r = dec("run", "--mpi", *files, mpi=n - 1)
-    if r.returncode == 0 or "one MPI process per rank" not in r.stderr:
-        failures.append(f"run --mpi, {n - 1} processes for {n} ranks: exit {r.returncode}: "
+            failures.append(f"run --mpi, {n} ranks on {procs}, rank {rank}: {len(b)} bytes, "
+                            f"the in-process run's {len(a)}, {'equal' if a == b else 'different'}")
+    print(f"run --mpi, {n} ranks on {procs} processes: the in-process run's bytes, every "
+          f"rank compared")
+    if procs != n:
+        return
+    r = dec("run", "--mpi", *files, mpi=n + 1)
+    if r.returncode == 0 or "at least one rank per MPI process" not in r.stderr:
+        failures.append(f"run --mpi, {n + 1} processes for {n} ranks: exit {r.returncode}: "
                         f"{r.stderr}")
     missing = os.path.join(tmp, "steps2")
     os.makedirs(missing)
@@ -126,12 +140,19 @@ def cli_checks(cli, mpirun_path, tmp, failures, n):
         with open(f, "rb") as src, open(g, "wb") as dst:
             dst.write(src.read())
     r = dec("run", "--mpi", *gone, mpi=n)
-    if (r.returncode == 0 or r.stderr.count("another process could not start its rank") != n - 1
+    if (r.returncode == 0 or r.stderr.count("another process could not start its ranks") != n - 1
             or f"rank {n - 1}" not in r.stderr):
         failures.append(f"run --mpi at {n}, the last rank's file missing: exit {r.returncode}: "
                         f"{r.stderr}")
     else:
         print(f"run --mpi at {n}: a missing rank file stops every process")
+
+
+def share(p, procs, n):
+    """The ranks process p runs: eval::MpiRankShare."""
+    base, extra = divmod(n, procs)
+    first = p * base + min(p, extra)
+    return first, first + base + (1 if p < extra else 0)
 
 
 def main():
@@ -140,41 +161,47 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in ("mlp", "attention"):
-            for n in (2, 4):
-                here = os.path.join(tmp, f"{model}{n}-in-process")
-                there = os.path.join(tmp, f"{model}{n}-mpi")
+            for n, procs in ((2, 2), (4, 4), (4, 2), (8, 2), (8, 3)):
+                here = os.path.join(tmp, f"{model}{n}-{procs}-in-process")
+                there = os.path.join(tmp, f"{model}{n}-{procs}-mpi")
                 os.makedirs(here)
                 os.makedirs(there)
                 r = run([tool, "in-process", model, str(n), here])
                 if r.returncode != 0:
                     failures.append(f"{model} {n} in-process: {r.stderr}")
                     continue
-                r = run(mpirun(mpirun_path, n) + [tool, "mpi", model, str(n), there])
+                r = run(mpirun(mpirun_path, procs) + [tool, "mpi", model, str(n), there])
                 if r.returncode != 0:
-                    failures.append(f"{model} {n} over MPI: exit {r.returncode}: {r.stderr}")
+                    failures.append(f"{model} {n} ranks on {procs} processes: exit "
+                                    f"{r.returncode}: {r.stderr}")
                     continue
                 for rank in range(n):
                     a = open(os.path.join(here, f"rank{rank}.bin"), "rb").read()
                     b = open(os.path.join(there, f"rank{rank}.bin"), "rb").read()
                     if not a or a != b:
-                        failures.append(f"{model} {n} rank {rank}: {len(a)} bytes in process, "
-                                        f"{len(b)} over MPI, {'equal' if a == b else 'different'}")
-                print(f"{model} at {n} ranks: the MPI job's bytes are the in-process replay's")
-        for fault, want in (("disagree", "disagree on their collective 1"),
-                            ("stop", "the ranks do not run the same collectives")):
-            out = os.path.join(tmp, fault)
-            os.makedirs(out)
-            r = run(mpirun(mpirun_path, 2) + [tool, "mpi", "mlp", "2", out, fault])
-            if r.returncode == 0 or want not in r.stderr:
-                failures.append(f"{fault}: expected a failure saying '{want}', "
-                                f"found exit {r.returncode}: {r.stderr}")
-            elif r.stderr.count("rank ") < 2:
-                failures.append(f"{fault}: expected both ranks to report, found: {r.stderr}")
-            else:
-                print(f"{fault}: every rank stopped with: {want}")
+                        failures.append(f"{model} {n} on {procs}, rank {rank}: {len(a)} bytes in "
+                                        f"process, {len(b)} over MPI, "
+                                        f"{'equal' if a == b else 'different'}")
+                print(f"{model}, {n} ranks on {procs} processes: the MPI job's bytes are the "
+                      f"in-process replay's")
+        for n in (2, 4):
+            for fault, want in (("disagree", "disagree on their collective 1"),
+                                ("stop", "the ranks do not run the same collectives")):
+                out = os.path.join(tmp, f"{fault}{n}")
+                os.makedirs(out)
+                r = run(mpirun(mpirun_path, 2) + [tool, "mpi", "mlp", str(n), out, fault])
+                if r.returncode == 0 or want not in r.stderr:
+                    failures.append(f"{fault}, {n} ranks on 2 processes: expected a failure "
+                                    f"saying '{want}', found exit {r.returncode}: {r.stderr}")
+                elif r.stderr.count("rank ") < 2:
+                    failures.append(f"{fault}, {n} ranks: expected both processes to report, "
+                                    f"found: {r.stderr}")
+                else:
+                    print(f"{fault}, {n} ranks on 2 processes: every process stopped with: "
+                          f"{want}")
         if cli:
-            for n in (2, 4):
-                cli_checks(cli, mpirun_path, tmp, failures, n)
+            for n, procs in ((2, 2), (4, 4), (4, 2)):
+                cli_checks(cli, mpirun_path, tmp, failures, n, procs)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

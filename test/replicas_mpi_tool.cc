@@ -1,10 +1,12 @@
 // Test driver for test/replicas_mpi.py: the tensor-parallel test models
 // (tp_test_models.h) replayed in one process (EvaluateReplicas) or as an
-// MPI job (EvaluateRankOverMpi), each rank's first output written raw to
-// OUT/rank<r>.bin, so that the two can be compared byte for byte.
+// MPI job of N ranks spread over the job's processes (EvaluateRanksOverMpi;
+// with one process per rank, EvaluateRankOverMpi), each rank's first
+// output written raw to OUT/rank<r>.bin, so that the two can be compared
+// byte for byte.
 //
 //   replicas_mpi_tool in-process MODEL N OUT
-//   mpirun -np N replicas_mpi_tool mpi MODEL N OUT [disagree|stop]
+//   mpirun -np P replicas_mpi_tool mpi MODEL N OUT [disagree|stop]   (P <= N)
 //
 // MODEL: mlp or attention. With mlp, `disagree`: the odd ranks' modules
 // list the group's members in another order; `stop`: the last rank runs a
@@ -76,23 +78,41 @@ int Run(const Model& model, const std::string& how, int64_t n, const std::string
     }
     return 0;
   }
-  MPI_Init(nullptr, nullptr);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  int process = 0, processes = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
   int rc = 0;
-  if (size != n) {
-    std::fprintf(stderr, "expected %lld processes, found %d\n", static_cast<long long>(n), size);
-    rc = 1;
-  } else {
-    std::unique_ptr<decomposed::hlo::HloModule> m = RankModule(model, n, rank, fault);
-    std::vector<Value> in = model.RankInputs(w, n, rank);
+  if (processes == n) {
+    // One rank per process: the single-rank entry point.
+    std::unique_ptr<decomposed::hlo::HloModule> m = RankModule(model, n, process, fault);
+    std::vector<Value> in = model.RankInputs(w, n, process);
     absl::StatusOr<Value> v = decomposed::eval::EvaluateRankOverMpi(*m, in, o);
     if (!v.ok()) {
       std::fprintf(stderr, "%s\n", v.status().ToString().c_str());
       rc = 1;
-    } else if (absl::Status s = WriteRank(out, rank, *v); !s.ok()) {
+    } else if (absl::Status s = WriteRank(out, process, *v); !s.ok()) {
       rc = 1;
+    }
+  } else {
+    const decomposed::eval::RankShare share = decomposed::eval::MpiRankShare(process, processes, n);
+    std::vector<std::unique_ptr<decomposed::hlo::HloModule>> owned;
+    std::vector<const decomposed::hlo::HloModule*> mods;
+    std::vector<std::vector<Value>> in;
+    for (int64_t r = share.first; r < share.end; ++r) {
+      owned.push_back(RankModule(model, n, r, fault));
+      mods.push_back(owned.back().get());
+      in.push_back(model.RankInputs(w, n, r));
+    }
+    absl::StatusOr<std::vector<Value>> v = decomposed::eval::EvaluateRanksOverMpi(mods, in, n, o);
+    if (!v.ok()) {
+      std::fprintf(stderr, "%s\n", v.status().ToString().c_str());
+      rc = 1;
+    } else {
+      for (int64_t r = share.first; r < share.end; ++r) {
+        if (absl::Status s = WriteRank(out, r, (*v)[r - share.first]); !s.ok()) rc = 1;
+      }
     }
   }
   MPI_Finalize();

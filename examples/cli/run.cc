@@ -9,15 +9,16 @@
 // decomposed run RANK0 RANK1 ... | --module MODULE --ranks SIDE...
 //     [--replicas R --partitions P] [--output-prefix P] [--compare]
 //     [compare's options] [--numerics ...] [--json]
-// mpirun -np N decomposed run --mpi RANK0 ... RANKN-1 [the same options]
+// mpirun -np P decomposed run --mpi RANK0 ... RANKN-1 [the same options]  (P <= N)
 //
 // --bisect: divergence origins (run/replay.h, BisectSnapshot; docs/eval.md
 // §9): exit 0 when no output differs and no origin is found, 1 otherwise,
 // 2 usage or any error. Several snapshots (or --ranks): the ranks of one
 // tensor-parallel step replayed together (RunRanks; docs/eval.md §10),
 // each rank's outputs under P/rank<i>/, --compare per rank. With --mpi,
-// each process of the MPI job replays its own rank (RunRankOverMpi; one
-// process per rank), writes P/rank<i>/ and prints that rank's report.
+// each process of the MPI job replays its share of the ranks
+// (RunRanksOverMpi: contiguous blocks, eval::MpiRankShare), writes their
+// P/rank<i>/ and prints their reports.
 //
 // Replays a snapshot on the CPU (run/run.h; docs/eval.md, "decomposed
 // run"): the module evaluated on the inputs, the outputs written as unpack
@@ -182,16 +183,21 @@ int RunRanksCommand(CLI::App& app, State& st) {
     req.compare.allow_dtype_mismatch = st.allow_dtype_mismatch;
   }
   const ExitStyle style = compare_given ? ExitStyle::kQuestion : ExitStyle::kTool;
-  absl::StatusOr<run::RanksReport> r = st.mpi ? run::RunRankOverMpi(req) : run::RunRanks(req);
-  // Every process of an MPI job ends MPI before it exits, failed or not
-  // (mpirun reports a process that does not as aborted).
-  if (st.mpi) eval::FinishMpi();
+  absl::StatusOr<run::RanksReport> r = st.mpi ? run::RunRanksOverMpi(req) : run::RunRanks(req);
+  int code = 0;
   if (!r.ok()) {
-    std::cerr << CommandName(app) << ": " << r.status().message() << "\n";
-    return ExitCode(style, Outcome::kUnreadable);
+    std::cerr << CommandName(app) << ": " << r.status().message() << std::endl;
+    code = ExitCode(style, Outcome::kUnreadable);
+  } else {
+    std::cout << (st.json ? run::RanksReportJson(*r) : run::RanksReportText(*r)) << std::flush;
+    code = ExitCode(style, r->pass() ? Outcome::kSuccess : Outcome::kNo);
   }
-  std::cout << (st.json ? run::RanksReportJson(*r) : run::RanksReportText(*r));
-  return ExitCode(style, r->pass() ? Outcome::kSuccess : Outcome::kNo);
+  // Every process of an MPI job ends MPI before it exits, failed or not
+  // (mpirun reports a process that does not as aborted), and after it has
+  // written its report: MPI_Finalize waits for the others, so none is
+  // stopped by mpirun, for another's failure, before it has said its own.
+  if (st.mpi) eval::FinishMpi();
+  return code;
 }
 
 Action Setup(CLI::App& app) {
@@ -305,8 +311,9 @@ Action Setup(CLI::App& app) {
   app.add_option("--partitions", st->partitions, "with ranks: the partition count")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_flag("--mpi", st->mpi,
-               "with ranks, under mpirun -np N (one process per rank): each process replays "
-               "its own rank, the collectives over MPI (a build with DECOMPOSED_WITH_MPI)");
+               "with ranks, under mpirun -np P (P at most the rank count): each process replays "
+               "its share of the ranks, the collectives over MPI (a build with "
+               "DECOMPOSED_WITH_MPI)");
 
   return [st, &app]() -> int {
     // --- usage --------------------------------------------------------------

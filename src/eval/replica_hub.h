@@ -1,7 +1,7 @@
 // Private to src/eval: where the ranks of a replay meet at their
 // collectives (replicas.cc). Two transports: InProcessHub, ranks as
 // threads of one process (EvaluateReplicas), and the MPI hub, ranks as
-// processes of an MPI job (replicas_mpi.cc, EvaluateRankOverMpi).
+// processes of an MPI job (replicas_mpi.cc, EvaluateRanksOverMpi).
 #ifndef DECOMPOSED_SRC_EVAL_REPLICA_HUB_H_
 #define DECOMPOSED_SRC_EVAL_REPLICA_HUB_H_
 
@@ -81,6 +81,9 @@ class InProcessHub : public ReplicaHub {
 // "rank R waits here, at its collective n+1": how an error of a rank
 // waiting at its n-th collective begins.
 std::string WaitPlace(int64_t rank, int64_t n);
+
+// kInvalidArgument unless the layout's counts multiply out (replicas.cc).
+absl::Status CheckReplicaLayout(const ReplicaLayout& layout);
 
 }  // namespace decomposed::eval::internal
 

@@ -232,6 +232,8 @@ absl::StatusOr<std::vector<int64_t>> ParticipatingRanks(const HloInstruction& in
 
 namespace internal {
 
+absl::Status CheckReplicaLayout(const ReplicaLayout& layout) { return CheckLayout(layout); }
+
 std::string WaitPlace(int64_t rank, int64_t n) {
   // The instruction is named by the error's prefix (the driver's).
   return absl::StrCat("rank ", rank, " waits here, at its collective ", n + 1);

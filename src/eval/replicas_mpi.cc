@@ -1,18 +1,27 @@
-// The ranks of a replay as the processes of an MPI job (eval/replicas.h,
-// EvaluateRankOverMpi; docs/eval.md §10.5). Built with MPI only when
-// DECOMPOSED_WITH_MPI is on; otherwise EvaluateRankOverMpi says so.
+// The ranks of a replay spread over the processes of an MPI job
+// (eval/replicas.h, EvaluateRanksOverMpi; docs/eval.md §10.5). Built with
+// MPI only when DECOMPOSED_WITH_MPI is on; otherwise the entry points say
+// so.
 //
-// The protocol keeps every process in step without a timeout: each time a
-// rank reaches a collective, and once when it ends (finished or failed),
-// every rank takes part in one round, an all-gather of a small header
-// (what it is at: a collective, the end, a failure) and of its collective's
-// signature. A round in which every rank is at a collective with the same
-// signature is followed by the exchange proper, point to point: each rank
-// sends its operands to the ranks whose participants include it, and
-// receives from its own participants. Any other round (a rank ended or
-// failed, or the signatures differ) ends the replay on every rank with the
-// same error, so no rank is left waiting.
+// Each process runs its share of the ranks as threads (as EvaluateReplicas
+// runs all of them) and meets the other processes in steps. A step begins
+// when every local rank is at a collective or has ended (finished or
+// failed); then the calling thread, the only one that calls MPI, takes
+// part in one round over the whole job: an all-gather of every rank's
+// header (what it is at: a collective, the end, a failure) and of its
+// collective's signature. A round in which every rank is at a collective
+// with the same signature is followed by the exchange proper: the
+// processes joined by the collective's groups form one communicator
+// (MPI_Comm_split, kept for the next collective with the same groups),
+// and one MPI_Alltoallv over it gives each process the operands of the
+// ranks its own ranks need. The results are then computed on each rank
+// from the operands in group order, as EvaluateReplicas does, so the bytes
+// are the in-process replay's. Any other round (a rank ended or failed, or
+// the signatures differ) ends the replay on every process with the same
+// error, so no process is left waiting.
 #include <algorithm>
+#include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +32,7 @@
 #if defined(DECOMPOSED_HAVE_MPI)
 #include <mpi.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <limits>
 #endif
@@ -33,20 +43,38 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace decomposed::eval {
 
+RankShare MpiRankShare(int64_t process, int64_t processes, int64_t ranks) {
+  if (processes < 1 || process < 0 || process >= processes || ranks < 0) return {};
+  const int64_t base = ranks / processes, extra = ranks % processes;
+  RankShare s;
+  s.first = process * base + std::min(process, extra);
+  s.end = s.first + base + (process < extra ? 1 : 0);
+  return s;
+}
+
 #if !defined(DECOMPOSED_HAVE_MPI)
+
+namespace {
+absl::Status NoMpi() {
+  return absl::UnimplementedError(
+      "this build has no MPI: configure with -DDECOMPOSED_WITH_MPI=ON (Debian: libopenmpi-dev)");
+}
+}  // namespace
 
 bool ReplicasOverMpiAvailable() { return false; }
 
-absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule&, std::span<const Value>,
-                                          const ReplicaOptions&) {
-  return absl::UnimplementedError(
-      "this build has no MPI: configure with -DDECOMPOSED_WITH_MPI=ON (Debian: libopenmpi-dev)");
+absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(std::span<const hlo::HloModule* const>,
+                                                        std::span<const std::vector<Value>>,
+                                                        int64_t, const ReplicaOptions&) {
+  return NoMpi();
 }
 
-absl::StatusOr<MpiProcess> StartMpi() {
-  return absl::UnimplementedError(
-      "this build has no MPI: configure with -DDECOMPOSED_WITH_MPI=ON (Debian: libopenmpi-dev)");
+absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule&, std::span<const Value>,
+                                          const ReplicaOptions&) {
+  return NoMpi();
 }
+
+absl::StatusOr<MpiProcess> StartMpi() { return NoMpi(); }
 
 void FinishMpi() {}
 
@@ -55,7 +83,7 @@ absl::Status AllProcessesOk(const absl::Status& mine) { return mine; }
 #else
 
 namespace {
-bool started_mpi = false;  // StartMpi called MPI_Init
+bool started_mpi = false;  // StartMpi called MPI_Init_thread
 }  // namespace
 
 absl::StatusOr<MpiProcess> StartMpi() {
@@ -65,8 +93,10 @@ absl::StatusOr<MpiProcess> StartMpi() {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return absl::FailedPreconditionError("MPI was finalised already in this process");
-    if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
-      return absl::UnavailableError("MPI_Init failed: is this process started by mpirun?");
+    // The ranks are threads; only this one calls MPI.
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Init_thread failed: is this process started by mpirun?");
     }
     started_mpi = true;
   }
@@ -81,7 +111,7 @@ absl::Status AllProcessesOk(const absl::Status& mine) {
   int any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (!mine.ok()) return mine;
-  if (any != 0) return absl::FailedPreconditionError("another process could not start its rank");
+  if (any != 0) return absl::FailedPreconditionError("another process could not start its ranks");
   return absl::OkStatus();
 }
 
@@ -183,197 +213,550 @@ absl::StatusOr<Value> Deserialize(Reader& r, int depth = 0) {
   return Value(*std::move(a));
 }
 
-// --- Messages of any size --------------------------------------------------------
-
-constexpr int kTag = 77;
-// MPI counts are ints: a message goes in pieces of at most 1 GiB.
-constexpr size_t kPiece = size_t{1} << 30;
-
-struct Outgoing {
-  std::string bytes;
-  uint64_t size = 0;
-  std::vector<MPI_Request> requests;
-};
-
-void StartSend(Outgoing& o, int to, MPI_Comm comm) {
-  o.size = o.bytes.size();
-  o.requests.emplace_back();
-  MPI_Isend(&o.size, 8, MPI_BYTE, to, kTag, comm, &o.requests.back());
-  for (size_t at = 0; at < o.bytes.size(); at += kPiece) {
-    const int n = static_cast<int>(std::min(kPiece, o.bytes.size() - at));
-    o.requests.emplace_back();
-    MPI_Isend(o.bytes.data() + at, n, MPI_BYTE, to, kTag, comm, &o.requests.back());
-  }
-}
-
-absl::StatusOr<std::string> Receive(int from, MPI_Comm comm) {
-  uint64_t size = 0;
-  if (MPI_Recv(&size, 8, MPI_BYTE, from, kTag, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-    return absl::UnavailableError(absl::StrCat("receiving from rank ", from));
-  }
-  std::string out;
-  out.resize(size);
-  for (size_t at = 0; at < size; at += kPiece) {
-    const int n = static_cast<int>(std::min<uint64_t>(kPiece, size - at));
-    if (MPI_Recv(out.data() + at, n, MPI_BYTE, from, kTag, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-      return absl::UnavailableError(absl::StrCat("receiving from rank ", from));
-    }
-  }
-  return out;
-}
-
 // --- The hub ---------------------------------------------------------------------
+
+// The process that runs `rank`: MpiRankShare's blocks (processes <= ranks).
+int ProcessOf(int64_t rank, int processes, int64_t ranks) {
+  const int64_t base = ranks / processes, extra = ranks % processes;
+  const int64_t big = extra * (base + 1);
+  if (rank < big) return static_cast<int>(rank / (base + 1));
+  return static_cast<int>(extra + (rank - big) / base);
+}
+
+// Bytes [from, from + n) of the concatenation of `pieces`, copied to dst.
+void CopyRange(const std::vector<const std::string*>& pieces, uint64_t from, uint64_t n,
+               char* dst) {
+  for (const std::string* p : pieces) {
+    if (n == 0) return;
+    if (from >= p->size()) {
+      from -= p->size();
+      continue;
+    }
+    const uint64_t take = std::min<uint64_t>(n, p->size() - from);
+    std::memcpy(dst, p->data() + from, take);
+    dst += take;
+    n -= take;
+    from = 0;
+  }
+}
+
+// One MPI_Alltoallv moves at most this many bytes in all (MPI's counts and
+// displacements are ints); larger exchanges take several.
+constexpr uint64_t kRoundBytes = uint64_t{1} << 30;
 
 class MpiHub : public ReplicaHub {
  public:
-  MpiHub(const ReplicaLayout& layout, MPI_Comm comm) : ReplicaHub(layout), comm_(comm) {}
+  MpiHub(const ReplicaLayout& layout, MPI_Comm comm, int process, int processes)
+      : ReplicaHub(layout),
+        comm_(comm),
+        process_(process),
+        processes_(processes),
+        share_(MpiRankShare(process, processes, layout.ranks)),
+        slots_(static_cast<size_t>(share_.end - share_.first)) {}
+
+  ~MpiHub() override {
+    for (auto& [key, c] : comms_) MPI_Comm_free(&c);
+  }
 
   absl::StatusOr<std::vector<std::shared_ptr<const Posting>>> Exchange(
       int64_t rank, int64_t n, std::shared_ptr<const Posting> mine,
       std::span<const int64_t> wait_for) override {
+    std::unique_lock<std::mutex> l(mu_);
     if (closed_) return absl::FailedPreconditionError("the replay has ended");
-    absl::StatusOr<std::vector<Header>> round = Round(kAtCollective, n, mine->signature);
-    if (!round.ok()) return round.status();
-    const std::string where = WaitPlace(rank, n);
-    for (int64_t q = 0; q < layout().ranks; ++q) {
-      const Header& h = (*round)[q];
-      if (h.kind == kFailed) {
-        closed_ = true;
-        return absl::AbortedError(absl::StrCat(where, " for rank ", q, ", which stopped with an error"));
-      }
-      if (h.kind == kEnded) {
-        closed_ = true;
-        return absl::FailedPreconditionError(absl::StrCat(
-            where, ", but rank ", q, " finished after ", h.n,
-            " collectives: the ranks do not run the same collectives"));
-      }
-    }
-    for (int64_t q = 0; q < layout().ranks; ++q) {
-      if (signatures_[q] != mine->signature) {
-        closed_ = true;
-        return absl::InvalidArgumentError(absl::StrCat(
-            "rank ", rank, " and rank ", q, " disagree on their collective ", n + 1, ": rank ",
-            rank, " has ", hlo::DescribeInstruction(*mine->instr), ": ", mine->signature,
-            "; rank ", q, " has ", signatures_[q]));
-      }
-    }
-    // Every rank runs this collective with this signature: each can tell
-    // who needs its operands.
-    std::string mine_bytes;
-    for (const Value& v : mine->values) {
-      if (absl::Status s = Serialize(v, mine_bytes); !s.ok()) return s;
-    }
-    std::vector<Outgoing> out;
-    out.reserve(static_cast<size_t>(layout().ranks));
-    for (int64_t q = 0; q < layout().ranks; ++q) {
-      if (q == rank) continue;
-      absl::StatusOr<std::vector<int64_t>> theirs = ParticipatingRanks(*mine->instr, q, layout());
-      if (!theirs.ok()) continue;  // rank q failed on it already, and said so
-      if (std::find(theirs->begin(), theirs->end(), rank) == theirs->end()) continue;
-      out.emplace_back();
-      out.back().bytes = mine_bytes;
-      StartSend(out.back(), static_cast<int>(q), comm_);
-    }
+    const std::shared_ptr<const Posting> keep = mine;
+    Arrive(l, rank, Slot{kAtCollective, n, std::move(mine)});
+    const Outcome& o = outcome_;
+    if (!o.exchanged) return RoundError(rank, n, *keep);
+    if (!o.error.ok()) return o.error;
     std::vector<std::shared_ptr<const Posting>> got;
-    absl::Status failed;
-    for (int64_t p : wait_for) {
-      if (p == rank) {
-        got.push_back(mine);
+    got.reserve(wait_for.size());
+    for (int64_t q : wait_for) {
+      if (q >= share_.first && q < share_.end) {
+        got.push_back(o.local[q - share_.first]);
         continue;
       }
-      absl::StatusOr<std::string> bytes = Receive(static_cast<int>(p), comm_);
-      if (!bytes.ok()) {
-        failed = bytes.status();
-        break;
+      auto it = o.remote.find(q);
+      if (it == o.remote.end()) {
+        return absl::DataLossError(absl::StrCat(WaitPlace(rank, n), ": rank ", q,
+                                                "'s operands did not arrive"));
       }
-      auto posting = std::make_shared<Posting>();
-      posting->instr = mine->instr;
-      posting->signature = signatures_[p];
-      Reader r(*bytes);
-      for (size_t k = 0; k < mine->values.size(); ++k) {
-        absl::StatusOr<Value> v = Deserialize(r);
-        if (!v.ok()) {
-          failed = v.status();
-          break;
-        }
-        posting->values.push_back(*std::move(v));
-      }
-      if (!failed.ok()) break;
-      if (!r.done()) {
-        failed = absl::DataLossError(absl::StrCat("rank ", p, " sent more than its operands"));
-        break;
-      }
-      got.push_back(std::move(posting));
+      got.push_back(it->second);
     }
-    for (Outgoing& o : out) {
-      MPI_Waitall(static_cast<int>(o.requests.size()), o.requests.data(), MPI_STATUSES_IGNORE);
-    }
-    if (!failed.ok()) return failed;
     return got;
   }
 
   absl::Status End(int64_t rank, int64_t collectives, bool failed) override {
+    std::unique_lock<std::mutex> l(mu_);
     if (closed_) return absl::OkStatus();
-    closed_ = true;
-    absl::StatusOr<std::vector<Header>> round = Round(failed ? kFailed : kEnded, collectives, "");
-    if (!round.ok()) return round.status();
+    Arrive(l, rank, Slot{failed ? kFailed : kEnded, collectives, nullptr});
     if (failed) return absl::OkStatus();
     for (int64_t q = 0; q < layout().ranks; ++q) {
-      const Header& h = (*round)[q];
+      const Header& h = outcome_.headers[q];
       if (h.kind == kAtCollective) {
         return absl::FailedPreconditionError(absl::StrCat(
             "rank ", rank, " finished after ", collectives, " collectives while rank ", q,
             " waits at its collective ", h.n + 1, ": the ranks do not run the same collectives"));
       }
     }
-    return absl::OkStatus();
+    return outcome_.error;
+  }
+
+  // The calling thread's part, while the ranks run: every step's round
+  // and exchange, until a round ends the replay.
+  void Drive() {
+    const size_t local = slots_.size();
+    for (;;) {
+      std::vector<Slot> slots;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return arrived_ == local; });
+        slots.swap(slots_);
+        slots_.assign(local, Slot{});
+      }
+      Outcome o = Step(slots);
+      const bool done = !o.exchanged;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        outcome_ = std::move(o);
+        arrived_ = 0;
+        ++step_;
+        closed_ = done;
+      }
+      cv_.notify_all();
+      if (done) return;
+    }
   }
 
  private:
-  enum Kind : int64_t { kAtCollective = 1, kEnded = 2, kFailed = 3 };
+  enum Kind : int64_t { kNone = 0, kAtCollective = 1, kEnded = 2, kFailed = 3 };
   struct Header {
-    int64_t kind = 0;
+    int64_t kind = kNone;
     int64_t n = 0;
     int64_t signature_bytes = 0;
   };
+  // A local rank at this step.
+  struct Slot {
+    int64_t kind = kNone;
+    int64_t n = 0;
+    std::shared_ptr<const Posting> posting;
+  };
+  // What a step gave: every rank's header and signature; when every rank
+  // was at the same collective (exchanged), the local ranks' postings and
+  // the others' this process needs.
+  struct Outcome {
+    bool exchanged = false;
+    absl::Status error;
+    std::vector<Header> headers;
+    std::vector<std::string> signatures;
+    std::vector<std::shared_ptr<const Posting>> local;
+    std::map<int64_t, std::shared_ptr<const Posting>> remote;
+  };
 
-  // One round: every rank's header and signature (into signatures_).
-  absl::StatusOr<std::vector<Header>> Round(Kind kind, int64_t n, const std::string& signature) {
-    const int ranks = static_cast<int>(layout().ranks);
-    Header mine{kind, n, static_cast<int64_t>(signature.size())};
-    std::vector<Header> all(static_cast<size_t>(ranks));
-    if (MPI_Allgather(&mine, sizeof(Header), MPI_BYTE, all.data(), sizeof(Header), MPI_BYTE,
-                      comm_) != MPI_SUCCESS) {
-      return absl::UnavailableError("MPI_Allgather of the ranks' headers failed");
-    }
-    std::vector<int> counts(ranks), displs(ranks);
-    int total = 0;
-    for (int q = 0; q < ranks; ++q) {
-      if (all[q].signature_bytes < 0 || all[q].signature_bytes > (1 << 20)) {
-        return absl::DataLossError(absl::StrCat("rank ", q, " sent a malformed header"));
+  // Posts this rank's slot and waits for the step's outcome (outcome_
+  // stays this step's until this rank arrives again).
+  void Arrive(std::unique_lock<std::mutex>& l, int64_t rank, Slot slot) {
+    slots_[rank - share_.first] = std::move(slot);
+    ++arrived_;
+    const int64_t step = step_;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return step_ != step; });
+  }
+
+  // Why a rank at its collective n does not exchange: the round's news.
+  absl::Status RoundError(int64_t rank, int64_t n, const Posting& mine) const {
+    const Outcome& o = outcome_;
+    const std::string where = WaitPlace(rank, n);
+    for (int64_t q = 0; q < static_cast<int64_t>(o.headers.size()); ++q) {
+      if (o.headers[q].kind == kFailed) {
+        return absl::AbortedError(absl::StrCat(where, " for rank ", q, ", which stopped with an error"));
       }
-      counts[q] = static_cast<int>(all[q].signature_bytes);
-      displs[q] = total;
-      total += counts[q];
+    }
+    for (int64_t q = 0; q < static_cast<int64_t>(o.headers.size()); ++q) {
+      if (o.headers[q].kind == kEnded) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            where, ", but rank ", q, " finished after ", o.headers[q].n,
+            " collectives: the ranks do not run the same collectives"));
+      }
+    }
+    for (int64_t q = 0; q < static_cast<int64_t>(o.signatures.size()); ++q) {
+      if (o.signatures[q] != mine.signature) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "rank ", rank, " and rank ", q, " disagree on their collective ", n + 1, ": rank ",
+            rank, " has ", hlo::DescribeInstruction(*mine.instr), ": ", mine.signature,
+            "; rank ", q, " has ", o.signatures[q]));
+      }
+    }
+    return o.error.ok() ? absl::InternalError(absl::StrCat(where, ": the round failed")) : o.error;
+  }
+
+  // This process's ranks: [first, end) of each process.
+  RankShare ShareOf(int p) const { return MpiRankShare(p, processes_, layout().ranks); }
+
+  // Every rank's header and signature, from every process.
+  absl::Status Round(const std::vector<Slot>& slots, Outcome& o) {
+    const int64_t ranks = layout().ranks;
+    std::vector<Header> mine;
+    std::string my_signatures;
+    for (const Slot& s : slots) {
+      const std::string* sig = s.posting ? &s.posting->signature : nullptr;
+      mine.push_back({s.kind, s.n, sig ? static_cast<int64_t>(sig->size()) : 0});
+      if (sig) my_signatures += *sig;
+    }
+    std::vector<int> counts(processes_), displs(processes_);
+    int total = 0;
+    for (int p = 0; p < processes_; ++p) {
+      const RankShare s = ShareOf(p);
+      counts[p] = static_cast<int>((s.end - s.first) * static_cast<int64_t>(sizeof(Header)));
+      displs[p] = total;
+      total += counts[p];
+    }
+    o.headers.assign(static_cast<size_t>(ranks), Header{});
+    if (MPI_Allgatherv(mine.data(), counts[process_], MPI_BYTE, o.headers.data(), counts.data(),
+                       displs.data(), MPI_BYTE, comm_) != MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Allgatherv of the ranks' headers failed");
+    }
+    total = 0;
+    for (int p = 0; p < processes_; ++p) {
+      const RankShare s = ShareOf(p);
+      int64_t bytes = 0;
+      for (int64_t q = s.first; q < s.end; ++q) {
+        const Header& h = o.headers[q];
+        if (h.signature_bytes < 0 || h.signature_bytes > (1 << 20) || h.kind < kAtCollective ||
+            h.kind > kFailed) {
+          return absl::DataLossError(absl::StrCat("rank ", q, " sent a malformed header"));
+        }
+        bytes += h.signature_bytes;
+      }
+      counts[p] = static_cast<int>(bytes);
+      displs[p] = total;
+      total += counts[p];
     }
     std::string gathered(static_cast<size_t>(total), '\0');
-    if (MPI_Allgatherv(signature.data(), static_cast<int>(signature.size()), MPI_BYTE,
+    if (MPI_Allgatherv(my_signatures.data(), static_cast<int>(my_signatures.size()), MPI_BYTE,
                        gathered.data(), counts.data(), displs.data(), MPI_BYTE,
                        comm_) != MPI_SUCCESS) {
       return absl::UnavailableError("MPI_Allgatherv of the ranks' signatures failed");
     }
-    signatures_.assign(static_cast<size_t>(ranks), "");
-    for (int q = 0; q < ranks; ++q) signatures_[q] = gathered.substr(displs[q], counts[q]);
-    return all;
+    o.signatures.assign(static_cast<size_t>(ranks), "");
+    size_t at = 0;
+    for (int64_t q = 0; q < ranks; ++q) {
+      o.signatures[q] = gathered.substr(at, static_cast<size_t>(o.headers[q].signature_bytes));
+      at += static_cast<size_t>(o.headers[q].signature_bytes);
+    }
+    return absl::OkStatus();
+  }
+
+  // The communicator of the processes whose ranks meet at this collective
+  // (color: the least process of each group of processes), made once per
+  // distinct grouping. Every process calls it with the same colors.
+  MPI_Comm CommFor(const std::vector<int>& color) {
+    auto it = comms_.find(color);
+    if (it != comms_.end()) return it->second;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_split(comm_, color[process_], process_, &c);
+    comms_.emplace(color, c);
+    return c;
+  }
+
+  Outcome Step(const std::vector<Slot>& slots) {
+    Outcome o;
+    for (const Slot& s : slots) o.local.push_back(s.posting);
+    if (absl::Status s = Round(slots, o); !s.ok()) {
+      o.error = s;
+      return o;
+    }
+    const int64_t ranks = layout().ranks;
+    for (int64_t q = 0; q < ranks; ++q) {
+      if (o.headers[q].kind != kAtCollective || o.signatures[q] != o.signatures[0]) return o;
+    }
+    // Every rank is at this collective with this signature, so every
+    // process knows who needs whose operands.
+    o.exchanged = true;
+    o.error = Exchange(slots, o);
+    return o;
+  }
+
+  absl::Status Exchange(const std::vector<Slot>& slots, Outcome& o) {
+    const int64_t ranks = layout().ranks;
+    const Posting& lead = *slots[0].posting;
+    std::vector<std::vector<int64_t>> parts(static_cast<size_t>(ranks));
+    for (int64_t r = 0; r < ranks; ++r) {
+      absl::StatusOr<std::vector<int64_t>> p = ParticipatingRanks(*lead.instr, r, layout());
+      if (!p.ok()) return p.status();
+      parts[r] = *std::move(p);
+    }
+    // need[p][q]: a rank of process p takes rank q's operands.
+    std::vector<std::vector<char>> need(static_cast<size_t>(processes_),
+                                        std::vector<char>(static_cast<size_t>(ranks), 0));
+    std::vector<int> color(static_cast<size_t>(processes_));
+    std::iota(color.begin(), color.end(), 0);
+    auto find = [&](int p) {
+      while (color[p] != p) p = color[p] = color[color[p]];
+      return p;
+    };
+    for (int64_t r = 0; r < ranks; ++r) {
+      const int pr = ProcessOf(r, processes_, ranks);
+      for (int64_t q : parts[r]) {
+        need[pr][q] = 1;
+        const int a = find(pr), b = find(ProcessOf(q, processes_, ranks));
+        if (a != b) color[std::max(a, b)] = std::min(a, b);
+      }
+    }
+    for (int p = 0; p < processes_; ++p) color[p] = find(p);
+    MPI_Comm c = CommFor(color);
+    std::vector<int> members;
+    for (int p = 0; p < processes_; ++p) {
+      if (color[p] == color[process_]) members.push_back(p);
+    }
+    const int k = static_cast<int>(members.size());
+    if (k == 1) return absl::OkStatus();  // every participant is here
+    const int me = static_cast<int>(std::find(members.begin(), members.end(), process_) -
+                                    members.begin());
+
+    // Each local rank's operands, serialised once, for whoever needs them.
+    std::vector<std::string> bytes(slots.size());
+    std::vector<std::vector<const std::string*>> out(k);
+    std::vector<std::vector<int64_t>> in_ranks(k);
+    std::vector<uint64_t> out_size(k, 0), in_size(k, 0);
+    for (int j = 0; j < k; ++j) {
+      if (j == me) continue;
+      for (int64_t q = share_.first; q < share_.end; ++q) {
+        if (!need[members[j]][q]) continue;
+        std::string& b = bytes[q - share_.first];
+        if (b.empty()) {
+          for (const Value& v : slots[q - share_.first].posting->values) {
+            if (absl::Status s = Serialize(v, b); !s.ok()) return s;
+          }
+        }
+        out[j].push_back(&b);
+        out_size[j] += b.size();
+      }
+      const RankShare theirs = ShareOf(members[j]);
+      for (int64_t q = theirs.first; q < theirs.end; ++q) {
+        if (need[process_][q]) in_ranks[j].push_back(q);
+      }
+    }
+    if (MPI_Alltoall(out_size.data(), 8, MPI_BYTE, in_size.data(), 8, MPI_BYTE, c) !=
+        MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Alltoall of the exchange's sizes failed");
+    }
+    const uint64_t piece = std::max<uint64_t>(1, kRoundBytes / static_cast<uint64_t>(k));
+    int64_t my_rounds = 0;
+    for (int j = 0; j < k; ++j) {
+      my_rounds = std::max<int64_t>(
+          my_rounds, static_cast<int64_t>((std::max(out_size[j], in_size[j]) + piece - 1) / piece));
+    }
+    int64_t rounds = 0;
+    if (MPI_Allreduce(&my_rounds, &rounds, 1, MPI_INT64_T, MPI_MAX, c) != MPI_SUCCESS) {
+      return absl::UnavailableError("MPI_Allreduce of the exchange's rounds failed");
+    }
+    std::vector<std::string> in(k);
+    std::string send_stage, recv_stage;
+    std::vector<int> scounts(k), sdispls(k), rcounts(k), rdispls(k);
+    for (int64_t round = 0; round < rounds; ++round) {
+      const uint64_t from = static_cast<uint64_t>(round) * piece;
+      auto chunk = [&](uint64_t size) {
+        return static_cast<int>(size > from ? std::min(piece, size - from) : 0);
+      };
+      int st = 0, rt = 0;
+      for (int j = 0; j < k; ++j) {
+        scounts[j] = chunk(out_size[j]);
+        sdispls[j] = st;
+        st += scounts[j];
+        rcounts[j] = chunk(in_size[j]);
+        rdispls[j] = rt;
+        rt += rcounts[j];
+      }
+      send_stage.resize(static_cast<size_t>(st));
+      recv_stage.resize(static_cast<size_t>(rt));
+      for (int j = 0; j < k; ++j) {
+        CopyRange(out[j], from, static_cast<uint64_t>(scounts[j]), send_stage.data() + sdispls[j]);
+      }
+      if (MPI_Alltoallv(send_stage.data(), scounts.data(), sdispls.data(), MPI_BYTE,
+                        recv_stage.data(), rcounts.data(), rdispls.data(), MPI_BYTE,
+                        c) != MPI_SUCCESS) {
+        return absl::UnavailableError("MPI_Alltoallv of the collective's operands failed");
+      }
+      for (int j = 0; j < k; ++j) in[j].append(recv_stage.data() + rdispls[j], rcounts[j]);
+    }
+    const size_t values = lead.values.size();
+    for (int j = 0; j < k; ++j) {
+      if (j == me) continue;
+      Reader r(in[j]);
+      for (int64_t q : in_ranks[j]) {
+        auto posting = std::make_shared<Posting>();
+        posting->instr = lead.instr;
+        posting->signature = o.signatures[q];
+        for (size_t v = 0; v < values; ++v) {
+          absl::StatusOr<Value> x = Deserialize(r);
+          if (!x.ok()) return absl::DataLossError(absl::StrCat("rank ", q, ": ", x.status().message()));
+          posting->values.push_back(*std::move(x));
+        }
+        o.remote.emplace(q, std::move(posting));
+      }
+      if (!r.done()) {
+        return absl::DataLossError(absl::StrCat("process ", members[j], " sent more than its ranks' operands"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   MPI_Comm comm_;
+  const int process_;
+  const int processes_;
+  const RankShare share_;
+  std::map<std::vector<int>, MPI_Comm> comms_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Slot> slots_;  // this step's, by local rank
+  size_t arrived_ = 0;
+  int64_t step_ = 0;
   bool closed_ = false;
-  std::vector<std::string> signatures_;
+  Outcome outcome_;  // the last step's
 };
 
 }  // namespace
 }  // namespace internal
+
+namespace {
+
+// Whether every process of `comm` is ready: `mine` when it is an error,
+// else an error when any other process's is.
+absl::Status Agree(MPI_Comm comm, const absl::Status& mine) {
+  int failed = mine.ok() ? 0 : 1;
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (!mine.ok()) return mine;
+  if (any != 0) return absl::FailedPreconditionError("another process could not start its ranks");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
+    std::span<const hlo::HloModule* const> modules, std::span<const std::vector<Value>> inputs,
+    int64_t ranks, const ReplicaOptions& options) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    return absl::FailedPreconditionError(
+        "expected MPI to be initialised (MPI_Init_thread) before the replay");
+  }
+  int level = MPI_THREAD_SINGLE, is_main = 0;
+  MPI_Query_thread(&level);
+  MPI_Is_thread_main(&is_main);
+  if (level < MPI_THREAD_FUNNELED || !is_main) {
+    return absl::FailedPreconditionError(
+        "expected MPI initialised with MPI_THREAD_FUNNELED or more (MPI_Init_thread) and the "
+        "call from the thread that initialised it: the ranks are threads, this thread alone "
+        "calls MPI");
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int process = 0, processes = 0;
+  MPI_Comm_rank(comm, &process);
+  MPI_Comm_size(comm, &processes);
+  const RankShare share = MpiRankShare(process, processes, ranks);
+  const int64_t local = share.end - share.first;
+  const ReplicaLayout layout{ranks, options.replica_count, options.partition_count};
+  // Checked on every process, agreed on before any rank starts.
+  absl::Status ready = internal::CheckReplicaLayout(layout);
+  if (ready.ok() && ranks < processes) {
+    ready = absl::InvalidArgumentError(absl::StrCat(
+        "expected at least one rank per process: the job has ", processes,
+        " processes (mpirun -np ", processes, ") and ", ranks,
+        ranks == 1 ? " rank" : " ranks"));
+  } else if (ready.ok() && static_cast<int64_t>(inputs.size()) != local) {
+    ready = absl::InvalidArgumentError(absl::StrCat(
+        "expected the inputs of this process's ", local, " ranks (", share.first, " to ",
+        share.end - 1, "), found ", inputs.size()));
+  } else if (ready.ok() && modules.size() != 1 && static_cast<int64_t>(modules.size()) != local) {
+    ready = absl::InvalidArgumentError(absl::StrCat(
+        "expected 1 module or one per rank of this process (", local, "), found ",
+        modules.size()));
+  } else if (ready.ok() && !options.rank_substitutes.empty() &&
+             static_cast<int64_t>(options.rank_substitutes.size()) != ranks) {
+    ready = absl::InvalidArgumentError(absl::StrCat(
+        "expected rank_substitutes for every rank (", ranks, "), found ",
+        options.rank_substitutes.size()));
+  }
+  for (const hlo::HloModule* m : modules) {
+    if (ready.ok() && !m) ready = absl::InvalidArgumentError("a module is null");
+  }
+  if (absl::Status s = Agree(comm, ready); !s.ok()) {
+    MPI_Comm_free(&comm);
+    return s;
+  }
+  // The processes sharing this machine share its cores.
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, process, MPI_INFO_NULL, &node);
+  int node_processes = 1;
+  MPI_Comm_size(node, &node_processes);
+  MPI_Comm_free(&node);
+  int threads = options.eval.threads;
+  if (threads <= 0) {
+    const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<int>(std::max<int64_t>(1, cores / (node_processes * local)));
+  }
+#if defined(DECOMPOSED_HAVE_OPENBLAS)
+  openblas_set_num_threads(threads);
+#endif
+  std::vector<absl::StatusOr<Value>> results(static_cast<size_t>(local),
+                                             absl::UnknownError("not run"));
+  {
+    internal::MpiHub hub(layout, comm, process, processes);
+    std::mutex hook_mu;
+    auto run_rank = [&](int64_t i) {
+      const int64_t r = share.first + i;
+      EvalOptions o = options.eval;
+      o.threads = threads;
+      o.on_instruction = nullptr;
+      if (options.on_instruction) {
+        o.on_instruction = [&, r](const InstructionEvent& e) {
+          std::lock_guard<std::mutex> l(hook_mu);
+          return options.on_instruction(r, e);
+        };
+      }
+      if (!options.rank_substitutes.empty()) {
+        for (const auto& [name, v] : options.rank_substitutes[r]) o.substitutes[name] = v;
+      }
+      internal::RankState state;
+      state.hub = &hub;
+      state.rank = r;
+      const hlo::HloModule& m = *modules[modules.size() == 1 ? 0 : i];
+      results[i] = internal::EvaluateOnRank(m, inputs[i], o, &state);
+      // Every rank ends with one round, failed or not: none is left waiting.
+      absl::Status end = hub.End(r, state.collectives, !results[i].ok());
+      if (results[i].ok() && !end.ok()) results[i] = end;
+    };
+    std::vector<std::thread> workers;
+    workers.reserve(static_cast<size_t>(local));
+    for (int64_t i = 0; i < local; ++i) workers.emplace_back(run_rank, i);
+    hub.Drive();
+    for (std::thread& t : workers) t.join();
+  }
+  MPI_Comm_free(&comm);
+  // As EvaluateReplicas: the first rank's own error, one caused by another
+  // rank's stop (kAborted) only when there is no other.
+  int64_t first = -1;
+  for (int64_t i = 0; i < local; ++i) {
+    if (results[i].ok()) continue;
+    if (first < 0 || (results[first].status().code() == absl::StatusCode::kAborted &&
+                      results[i].status().code() != absl::StatusCode::kAborted)) {
+      first = i;
+    }
+  }
+  if (first >= 0) {
+    const absl::Status& s = results[first].status();
+    return absl::Status(s.code(), absl::StrCat("rank ", share.first + first, ": ", s.message()));
+  }
+  std::vector<Value> out;
+  out.reserve(static_cast<size_t>(local));
+  for (auto& r : results) out.push_back(*std::move(r));
+  return out;
+}
 
 absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
                                           std::span<const Value> inputs,
@@ -381,58 +764,16 @@ absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    return absl::FailedPreconditionError("expected MPI to be initialised (MPI_Init) before the replay");
+    return absl::FailedPreconditionError(
+        "expected MPI to be initialised (MPI_Init_thread) before the replay");
   }
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  // The processes sharing this machine share its cores.
-  MPI_Comm local;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-  int local_size = 1;
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_free(&local);
-  const ReplicaLayout layout{size, options.replica_count, options.partition_count};
-  absl::StatusOr<Value> result = absl::UnknownError("not run");
-  {
-    internal::MpiHub hub(layout, comm);
-    EvalOptions o = options.eval;
-    if (o.threads <= 0) {
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      o.threads = std::max(1, cores / std::max(1, local_size));
-    }
-#if defined(DECOMPOSED_HAVE_OPENBLAS)
-    openblas_set_num_threads(o.threads);
-#endif
-    if (options.on_instruction) {
-      o.on_instruction = [&](const InstructionEvent& e) { return options.on_instruction(rank, e); };
-    }
-    internal::RankState state;
-    state.hub = &hub;
-    state.rank = rank;
-    if (!options.rank_substitutes.empty() &&
-        static_cast<int>(options.rank_substitutes.size()) != size) {
-      result = absl::InvalidArgumentError(absl::StrCat(
-          "expected rank_substitutes for every rank (", size, "), found ",
-          options.rank_substitutes.size()));
-    } else {
-      if (!options.rank_substitutes.empty()) {
-        for (const auto& [name, v] : options.rank_substitutes[rank]) o.substitutes[name] = v;
-      }
-      result = internal::EvaluateOnRank(module, inputs, o, &state);
-    }
-    // Every rank ends with one round, failed or not: none is left waiting.
-    absl::Status end = hub.End(rank, state.collectives, !result.ok());
-    if (result.ok() && !end.ok()) result = end;
-  }
-  MPI_Comm_free(&comm);
-  if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat("rank ", rank, ": ", result.status().message()));
-  }
-  return result;
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  const hlo::HloModule* modules[] = {&module};
+  std::vector<std::vector<Value>> in(1, std::vector<Value>(inputs.begin(), inputs.end()));
+  absl::StatusOr<std::vector<Value>> out = EvaluateRanksOverMpi(modules, in, processes, options);
+  if (!out.ok()) return out.status();
+  return std::move((*out)[0]);
 }
 
 #endif

@@ -63,15 +63,16 @@ absl::StatusOr<BisectReport> BisectSnapshot(const BisectRequest& request) {
 namespace {
 
 // The ranks' programs in rank order (OrderRankFiles), with their paths and
-// ids; `only` >= 0 loads that rank's program alone (the others' entries
-// stay empty: an MPI process needs its own).
+// ids; the programs of ranks [first, end) only are loaded (the others'
+// entries stay empty: an MPI process needs its own share).
 struct LoadedRanks {
   std::vector<RunProgram> programs;
   std::vector<std::string> paths;
   std::vector<int64_t> ids;
 };
 
-absl::StatusOr<LoadedRanks> LoadRanks(const RanksRequest& request, int64_t only) {
+absl::StatusOr<LoadedRanks> LoadRanks(const RanksRequest& request, int64_t first = 0,
+                                      int64_t end = -1) {
   if (request.output.format == OutputFormat::kNpz) {
     return absl::InvalidArgumentError(
         "the ranks' outputs are written as .npy files under rank<i>/, not as one .npz");
@@ -84,7 +85,7 @@ absl::StatusOr<LoadedRanks> LoadRanks(const RanksRequest& request, int64_t only)
     loaded.paths.push_back(f.path);
     loaded.ids.push_back(f.id);
     loaded.programs.emplace_back();
-    if (only >= 0 && static_cast<int64_t>(r) != only) continue;
+    if (static_cast<int64_t>(r) < first || (end >= 0 && static_cast<int64_t>(r) >= end)) continue;
     RunSource src;
     if (request.module.empty()) {
       src.snapshot = f.path;
@@ -165,7 +166,7 @@ absl::StatusOr<RunReport> FinishRank(const RanksRequest& request, const RunOptio
 }  // namespace
 
 absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
-  absl::StatusOr<LoadedRanks> loaded = LoadRanks(request, -1);
+  absl::StatusOr<LoadedRanks> loaded = LoadRanks(request);
   if (!loaded.ok()) return loaded.status();
   std::vector<RunProgram>& programs = loaded->programs;
   RanksReport report;
@@ -208,28 +209,34 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
   return report;
 }
 
-absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request) {
+absl::StatusOr<RanksReport> RunRanksOverMpi(const RanksRequest& request) {
   absl::StatusOr<eval::MpiProcess> mpi = eval::StartMpi();
   if (!mpi.ok()) return mpi.status();
-  const int64_t me = mpi->rank;
-  // Each process loads its own rank only. Every step's error is agreed on
+  const int64_t ranks = static_cast<int64_t>(request.ranks.size());
+  const eval::RankShare share = eval::MpiRankShare(mpi->rank, mpi->size, ranks);
+  // Each process loads its own share only. Every step's error is agreed on
   // below, the job's size too (processes started with different
   // arguments may disagree on it), so none waits for one that stopped.
   absl::Status ready;
   absl::StatusOr<LoadedRanks> loaded = absl::UnknownError("not loaded");
-  absl::StatusOr<std::unique_ptr<TensorSet>> recorded = std::unique_ptr<TensorSet>();
+  std::vector<std::unique_ptr<TensorSet>> recorded;
   RunOptions run = request.run;
-  if (static_cast<size_t>(mpi->size) != request.ranks.size()) {
+  if (ranks < mpi->size) {
     ready = absl::InvalidArgumentError(absl::StrCat(
-        "expected one MPI process per rank: the job has ", mpi->size, " processes (mpirun -np ",
-        mpi->size, ") and ", request.ranks.size(), " ranks were given"));
+        "expected at least one rank per MPI process: the job has ", mpi->size,
+        " processes (mpirun -np ", mpi->size, ") and ", ranks,
+        ranks == 1 ? " rank was given" : " ranks were given"));
   } else {
-    loaded = LoadRanks(request, me);
-    if (!loaded.ok()) {
-      ready = loaded.status();
-    } else {
-      recorded = RecordedOutputs(request, loaded->programs[me], me, loaded->paths[me]);
-      ready = recorded.status();
+    loaded = LoadRanks(request, share.first, share.end);
+    ready = loaded.status();
+    for (int64_t r = share.first; ready.ok() && r < share.end; ++r) {
+      absl::StatusOr<std::unique_ptr<TensorSet>> s =
+          RecordedOutputs(request, loaded->programs[r], r, loaded->paths[r]);
+      if (!s.ok()) {
+        ready = s.status();
+      } else {
+        recorded.push_back(*std::move(s));
+      }
     }
     if (ready.ok()) ready = ReadSubstitutes(request.substitute_files, &run);
   }
@@ -237,27 +244,39 @@ absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request) {
   // none waits in a collective for a process that could not start.
   if (absl::Status all = eval::AllProcessesOk(ready); !all.ok()) return all;
   RanksReport report;
-  report.first_rank = me;
-  report.rank_count = mpi->size;
+  report.first_rank = share.first;
+  report.rank_count = ranks;
   report.over_mpi = true;
-  report.paths = {loaded->paths[me]};
-  report.ids = {loaded->ids[me]};
+  report.process = mpi->rank;
+  report.processes = mpi->size;
   eval::ReplicaOptions options = ReplicaOptionsOf(request, run);
-  int64_t evaluations = 0;
-  options.on_instruction = [&](int64_t, const eval::InstructionEvent&) {
-    ++evaluations;
+  std::vector<int64_t> evaluations(static_cast<size_t>(share.end - share.first), 0);
+  options.on_instruction = [&](int64_t rank, const eval::InstructionEvent&) {
+    ++evaluations[rank - share.first];
     return absl::OkStatus();
   };
-  RunProgram& program = loaded->programs[me];
+  std::vector<const hlo::HloModule*> modules;
+  std::vector<std::vector<eval::Value>> inputs;
+  for (int64_t r = share.first; r < share.end; ++r) {
+    report.paths.push_back(loaded->paths[r]);
+    report.ids.push_back(loaded->ids[r]);
+    modules.push_back(loaded->programs[r].module.get());
+    inputs.push_back(loaded->programs[r].inputs);
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<eval::Value> out =
-      eval::EvaluateRankOverMpi(*program.module, program.inputs, options);
+  absl::StatusOr<std::vector<eval::Value>> out =
+      eval::EvaluateRanksOverMpi(modules, inputs, ranks, options);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) return out.status();
-  absl::StatusOr<RunReport> rep = FinishRank(request, run, program, *out, me, evaluations,
-                                             report.seconds, recorded->get());
-  if (!rep.ok()) return rep.status();
-  report.ranks.push_back(*std::move(rep));
+  inputs.clear();
+  for (int64_t r = share.first; r < share.end; ++r) {
+    const size_t i = static_cast<size_t>(r - share.first);
+    absl::StatusOr<RunReport> rep =
+        FinishRank(request, run, loaded->programs[r], (*out)[i], r, evaluations[i],
+                   report.seconds, recorded[i].get());
+    if (!rep.ok()) return rep.status();
+    report.ranks.push_back(*std::move(rep));
+  }
   return report;
 }
 
@@ -273,6 +292,10 @@ std::string RanksReportJson(const RanksReport& r) {
   j["ranks"] = std::move(ranks);
   j["rank_count"] = r.over_mpi ? r.rank_count : static_cast<int64_t>(r.ranks.size());
   j["over_mpi"] = r.over_mpi;
+  if (r.over_mpi) {
+    j["process"] = r.process;
+    j["processes"] = r.processes;
+  }
   j["seconds"] = r.seconds;
   j["pass"] = r.pass();
   return JsonText(j);
@@ -281,8 +304,14 @@ std::string RanksReportJson(const RanksReport& r) {
 std::string RanksReportText(const RanksReport& r) {
   std::string out;
   if (r.over_mpi) {
-    absl::StrAppend(&out, "replayed rank ", r.first_rank, " of ", r.rank_count,
-                    " as a process of an MPI job\n");
+    const int64_t last = r.first_rank + static_cast<int64_t>(r.ranks.size()) - 1;
+    if (last == r.first_rank) {
+      absl::StrAppend(&out, "replayed rank ", r.first_rank);
+    } else {
+      absl::StrAppend(&out, "replayed ranks ", r.first_rank, " to ", last);
+    }
+    absl::StrAppend(&out, " of ", r.rank_count, " as process ", r.process, " of ", r.processes,
+                    " of an MPI job\n");
   } else {
     absl::StrAppend(&out, "replayed ", r.ranks.size(), r.ranks.size() == 1 ? " rank" : " ranks",
                     " together\n");

@@ -523,6 +523,32 @@ TEST(EvalReplicas, OverMpiNeedsMpi) {
   }
 }
 
+TEST(EvalReplicas, MpiRankSharesAreContiguousBlocksCoveringEveryRankOnce) {
+  // 8 ranks on 3 processes: 3, 3, 2 (the first 8 % 3 processes one more).
+  EXPECT_EQ(MpiRankShare(0, 3, 8).first, 0);
+  EXPECT_EQ(MpiRankShare(0, 3, 8).end, 3);
+  EXPECT_EQ(MpiRankShare(1, 3, 8).first, 3);
+  EXPECT_EQ(MpiRankShare(1, 3, 8).end, 6);
+  EXPECT_EQ(MpiRankShare(2, 3, 8).first, 6);
+  EXPECT_EQ(MpiRankShare(2, 3, 8).end, 8);
+  for (int64_t ranks = 1; ranks <= 40; ++ranks) {
+    for (int64_t procs = 1; procs <= ranks; ++procs) {
+      int64_t next = 0;
+      for (int64_t p = 0; p < procs; ++p) {
+        const RankShare s = MpiRankShare(p, procs, ranks);
+        EXPECT_EQ(s.first, next) << ranks << " ranks, process " << p << " of " << procs;
+        EXPECT_GE(s.end - s.first, ranks / procs);
+        EXPECT_LE(s.end - s.first, ranks / procs + 1);
+        next = s.end;
+      }
+      EXPECT_EQ(next, ranks);
+    }
+  }
+  // Out of range: empty.
+  EXPECT_EQ(MpiRankShare(3, 3, 8).end - MpiRankShare(3, 3, 8).first, 0);
+  EXPECT_EQ(MpiRankShare(0, 0, 8).end, 0);
+}
+
 TEST(EvalReplicas, ASingleRunStillRefusesGroupsOfSeveralRanks) {
   auto m = tp_test::Mlp{}.Build(2);
   const auto w = tp_test::Mlp{}.Random(1);

@@ -167,7 +167,7 @@ TEST(RunReplay, RanksOverMpiNeedMpiInTheBuild) {
   }
   RanksRequest req;
   req.ranks = {"a.dhs", "b.dhs"};
-  absl::StatusOr<RanksReport> r = RunRankOverMpi(req);
+  absl::StatusOr<RanksReport> r = RunRanksOverMpi(req);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("DECOMPOSED_WITH_MPI"));
   EXPECT_EQ(eval::StartMpi().status().code(), absl::StatusCode::kUnimplemented);

@@ -133,19 +133,43 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(
     std::span<const std::vector<Value>> inputs,
     const ReplicaOptions& options = {});
 
-// One rank of a replay whose ranks are the processes of an MPI job
-// (`mpirun -np N`, docs/eval.md §10.5): this process evaluates rank
-// MPI_COMM_WORLD-rank of N on its own module and inputs, and its
-// collectives exchange values with the other processes through MPI; the
-// result is the same bytes EvaluateReplicas gives that rank (the same
-// exchange rules, the same reduction order). Every process of the job must
-// call it (it duplicates MPI_COMM_WORLD); the caller initialises MPI before
-// (MPI_Init) and finalises it after. Errors: as EvaluateReplicas's, on
-// every process (a rank that fails or ends early ends the replay on all of
-// them, none is left waiting), prefixed "rank R: "; kFailedPrecondition
-// when MPI is not initialised; kUnimplemented when the library was built
-// without MPI (ReplicasOverMpiAvailable() false; CMake option
-// DECOMPOSED_WITH_MPI).
+// The ranks of a replay spread over the processes of an MPI job
+// (`mpirun -np P`, docs/eval.md §10.5). Process p of P evaluates ranks
+// [first, end) of MpiRankShare(p, P, ranks) (contiguous blocks, the first
+// ranks % P processes one rank more), one thread per rank, on `modules`
+// (1, or one per rank of this process) and `inputs` (one per rank of this
+// process); every rank's collectives exchange values with the others,
+// through MPI between processes (one MPI_Alltoallv over a communicator of
+// the processes the collective's groups join). The results, this process's
+// ranks' in rank order, are the same bytes EvaluateReplicas gives those
+// ranks (the same exchange rules, the same reduction order). Every process
+// of the job must call it, from the thread that initialised MPI with at
+// least MPI_THREAD_FUNNELED (MPI_Init_thread; StartMpi does): that thread
+// alone calls MPI. The caller finalises MPI after. `rank_substitutes`:
+// empty or one per rank of the job. Errors: as EvaluateReplicas's, on every
+// process (a rank that fails or ends early ends the replay on all of them,
+// none is left waiting), prefixed "rank R: "; kInvalidArgument on every
+// process when one's arguments are wrong (fewer ranks than processes, an
+// input count other than its share) — that process's reason, the others
+// "another process could not start its ranks"; kFailedPrecondition when MPI
+// is not initialised so; kUnimplemented when the library was built without
+// MPI (ReplicasOverMpiAvailable() false; CMake option DECOMPOSED_WITH_MPI).
+absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
+    std::span<const hlo::HloModule* const> modules,
+    std::span<const std::vector<Value>> inputs, int64_t ranks,
+    const ReplicaOptions& options = {});
+
+// The ranks process p of an MPI job of P processes evaluates: [first, end).
+// Empty for a process out of range.
+struct RankShare {
+  int64_t first = 0;
+  int64_t end = 0;
+};
+RankShare MpiRankShare(int64_t process, int64_t processes, int64_t ranks);
+
+// EvaluateRanksOverMpi with one rank per process: this process evaluates
+// rank MPI_COMM_WORLD-rank of a job of as many ranks as processes, on its
+// module and inputs, and returns its root value.
 absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
                                           std::span<const Value> inputs,
                                           const ReplicaOptions& options = {});
@@ -153,8 +177,8 @@ bool ReplicasOverMpiAvailable();
 
 // This process's place in its MPI job, for a program that replays ranks
 // over MPI (decomposed run --mpi): StartMpi initialises MPI when nothing
-// has (MPI_Init; a program that initialised it itself keeps it) and gives
-// MPI_COMM_WORLD's rank and size; FinishMpi finalises it when StartMpi
+// has (MPI_Init_thread with MPI_THREAD_FUNNELED; a program that
+// initialised it itself keeps it) and gives MPI_COMM_WORLD's rank and size; FinishMpi finalises it when StartMpi
 // initialised it, so that mpirun sees every process end cleanly. Both are
 // safe to call more than once. kUnimplemented without MPI in the build.
 struct MpiProcess {
@@ -165,7 +189,7 @@ absl::StatusOr<MpiProcess> StartMpi();
 void FinishMpi();
 // Whether every process of the job is ready: each passes its own status;
 // `mine` when it is an error, else kFailedPrecondition "another process
-// could not start its rank" when any other process's is, else OK. Every
+// could not start its ranks" when any other process's is, else OK. Every
 // process must call it (one all-reduce over MPI_COMM_WORLD).
 absl::Status AllProcessesOk(const absl::Status& mine);
 

@@ -90,12 +90,15 @@ struct RanksRequest {
 };
 
 struct RanksReport {
-  // The rank of paths[0] / ranks[0]: 0 for RunRanks; this process's rank
-  // for RunRankOverMpi, whose report holds that rank alone.
+  // The rank of paths[0] / ranks[0]: 0 for RunRanks; this process's first
+  // rank for RunRanksOverMpi, whose report holds this process's ranks.
   int64_t first_rank = 0;
-  // RunRankOverMpi: the job's rank count (this report holds one rank).
+  // RunRanksOverMpi: the job's rank count, and this process's place in
+  // the job (MPI_COMM_WORLD's rank and size).
   bool over_mpi = false;
   int64_t rank_count = 0;
+  int64_t process = 0;
+  int64_t processes = 1;
   std::vector<std::string> paths;  // in rank order
   std::vector<int64_t> ids;        // the device or global rank of each
   std::vector<RunReport> ranks;    // per rank: outputs, stats, files, compare
@@ -110,22 +113,24 @@ struct RanksReport {
 
 absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request);
 
-// The same replay with the ranks as the processes of an MPI job
-// (`mpirun -np N decomposed run --mpi RANK0 ... RANKN-1`, docs/eval.md
-// §10.5): every process of the job calls it with the same request; the
-// process of MPI_COMM_WORLD rank r loads rank r's file alone (the files in
-// rank order as RunRanks puts them), evaluates it with
-// eval::EvaluateRankOverMpi, writes <prefix>rank<r>/ and compares it, and
-// returns a report of that rank alone (first_rank r). Initialises MPI when
-// nothing has (eval::StartMpi); the caller calls eval::FinishMpi at the
-// end. Errors: kInvalidArgument when the job's size is not the number of
-// ranks; a process that cannot load its rank fails and the others fail
-// with "another process could not start" before any evaluates;
-// kUnimplemented without MPI in the build.
-absl::StatusOr<RanksReport> RunRankOverMpi(const RanksRequest& request);
+// The same replay with the ranks spread over the processes of an MPI job
+// (`mpirun -np P decomposed run --mpi RANK0 ... RANKN-1`, P <= N,
+// docs/eval.md §10.5): every process of the job calls it with the same
+// request; the process of MPI_COMM_WORLD rank p loads its share of the
+// ranks alone (eval::MpiRankShare of the files in rank order as RunRanks
+// puts them), evaluates them with eval::EvaluateRanksOverMpi, writes
+// <prefix>rank<r>/ and compares each, and returns a report of those ranks
+// (first_rank the share's first). Initialises MPI when nothing has
+// (eval::StartMpi); the caller calls eval::FinishMpi at the end. Errors:
+// kInvalidArgument when the job has more processes than ranks; a process
+// that cannot load its ranks fails and the others fail with "another
+// process could not start its ranks" before any evaluates; kUnimplemented
+// without MPI in the build.
+absl::StatusOr<RanksReport> RunRanksOverMpi(const RanksRequest& request);
 
 // {"ranks": [{"rank", "id", "path", "report": <RunReportJson>}],
-// "rank_count", "over_mpi", "seconds", "pass"}.
+// "rank_count", "over_mpi", "seconds", "pass"}, and over MPI "process"
+// and "processes".
 std::string RanksReportJson(const RanksReport& report);
 // "rank 0 (PATH):" and that rank's RunReportText, for each rank; then the
 // verdict when compared.
