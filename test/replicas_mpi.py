@@ -11,7 +11,10 @@ share of the ranks (4 ranks on 2 processes, 8 on 2, 8 on 3: shares of
 unequal size); every rank's bytes must be identical. Then the faults, at 2
 ranks on 2 processes and 4 ranks on 2: a rank whose groups disagree and a
 rank that reaches no collective end the job on every process with the
-error named, and no process hangs (a timeout fails the test). Then the
+same error, naming both ranks, and no process hangs (a timeout fails
+the test); a rank that fails before its first collective and one that
+fails after its last end the job on every process with that rank's own
+error. Then the
 command: `mpirun -np P decomposed run --mpi` over N rank snapshots of an
 all-reduce (packed by `decomposed pack` from HLO text), (N, P) = (2, 2),
 (4, 4) and (4, 2), writes the bytes the in-process `decomposed run` of the
@@ -193,12 +196,26 @@ def main():
                 if r.returncode == 0 or want not in r.stderr:
                     failures.append(f"{fault}, {n} ranks on 2 processes: expected a failure "
                                     f"saying '{want}', found exit {r.returncode}: {r.stderr}")
-                elif r.stderr.count("rank ") < 2:
-                    failures.append(f"{fault}, {n} ranks: expected both processes to report, "
-                                    f"found: {r.stderr}")
+                elif (len([l for l in r.stderr.splitlines() if want in l]) != 2 or
+                      len({l for l in r.stderr.splitlines() if want in l}) != 1):
+                    failures.append(f"{fault}, {n} ranks: expected both processes to report "
+                                    f"the same error, found: {r.stderr}")
                 else:
                     print(f"{fault}, {n} ranks on 2 processes: every process stopped with: "
                           f"{want}")
+        for n in (2, 4):
+            for fault in ("fail-before", "fail-after"):
+                out = os.path.join(tmp, f"{fault}{n}")
+                os.makedirs(out)
+                r = run(mpirun(mpirun_path, 2) + [tool, "mpi", "mlp", str(n), out, fault])
+                want = f"rank 0: the planted failure, {fault}"
+                if r.returncode == 0 or r.stderr.count(want) != 2:
+                    failures.append(f"{fault}, {n} ranks on 2 processes: expected both processes "
+                                    f"to fail with '{want}', found exit {r.returncode}: "
+                                    f"{r.stderr}")
+                else:
+                    print(f"{fault}, {n} ranks on 2 processes: both processes stopped with "
+                          f"rank 0's error")
         if cli:
             for n, procs in ((2, 2), (4, 4), (4, 2)):
                 cli_checks(cli, mpirun_path, tmp, failures, n, procs)

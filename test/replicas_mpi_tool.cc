@@ -10,7 +10,9 @@
 //
 // MODEL: mlp or attention. With mlp, `disagree`: the odd ranks' modules
 // list the group's members in another order; `stop`: the last rank runs a
-// dense module (no collective). Exit 0 on success, 1 with the error on stderr.
+// dense module (no collective); `fail-before` / `fail-after`: rank 0 fails
+// at its first instruction (before any collective) / at its root (after
+// its last). Exit 0 on success, 1 with the error on stderr.
 #include <mpi.h>
 
 #include <algorithm>
@@ -63,6 +65,16 @@ int Run(const Model& model, const std::string& how, int64_t n, const std::string
   const auto w = model.Random(17);
   decomposed::eval::ReplicaOptions o;
   o.eval.threads = 1;
+  if (fault == "fail-before" || fault == "fail-after") {
+    const auto at = fault == "fail-before" ? decomposed::hlo::HloOpcode::kParameter
+                                           : decomposed::hlo::HloOpcode::kTuple;
+    o.on_instruction = [at, fault](int64_t rank, const decomposed::eval::InstructionEvent& e) {
+      if (rank == 0 && e.depth == 0 && e.instruction.opcode() == at) {
+        return absl::InternalError("the planted failure, " + fault);
+      }
+      return absl::OkStatus();
+    };
+  }
   if (how == "in-process") {
     auto shard = model.Build(n);
     std::vector<std::vector<Value>> in;

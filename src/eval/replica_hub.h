@@ -45,8 +45,9 @@ class ReplicaHub {
       std::span<const int64_t> wait_for) = 0;
 
   // Rank `rank` will post no more: it finished after `collectives`
-  // collectives, or failed. An error when the ranks did not end together.
-  virtual absl::Status End(int64_t rank, int64_t collectives, bool failed) = 0;
+  // collectives (`result` OK), or failed with `result`. An error when the
+  // ranks did not end together.
+  virtual absl::Status End(int64_t rank, int64_t collectives, const absl::Status& result) = 0;
 
  private:
   const ReplicaLayout layout_;
@@ -60,7 +61,7 @@ class InProcessHub : public ReplicaHub {
   absl::StatusOr<std::vector<std::shared_ptr<const Posting>>> Exchange(
       int64_t rank, int64_t n, std::shared_ptr<const Posting> mine,
       std::span<const int64_t> wait_for) override;
-  absl::Status End(int64_t rank, int64_t collectives, bool failed) override;
+  absl::Status End(int64_t rank, int64_t collectives, const absl::Status& result) override;
 
  private:
   struct Slot {

@@ -271,9 +271,9 @@ absl::StatusOr<std::vector<std::shared_ptr<const ReplicaHub::Posting>>> InProces
   return got;
 }
 
-absl::Status InProcessHub::End(int64_t rank, int64_t collectives, bool failed) {
+absl::Status InProcessHub::End(int64_t rank, int64_t collectives, const absl::Status& result) {
   std::lock_guard<std::mutex> l(mu_);
-  ended_[rank] = {true, failed, collectives};
+  ended_[rank] = {true, !result.ok(), collectives};
   cv_.notify_all();
   return absl::OkStatus();
 }
@@ -632,7 +632,7 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(std::span<const hlo::HloModu
     state.rank = r;
     const hlo::HloModule& m = *modules[modules.size() == 1 ? 0 : r];
     results[r] = internal::EvaluateOnRank(m, inputs[r], o, &state);
-    (void)hub.End(r, state.collectives, !results[r].ok());
+    (void)hub.End(r, state.collectives, results[r].status());
   };
   if (ranks == 1) {
     run_rank(0);

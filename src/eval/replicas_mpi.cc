@@ -24,13 +24,16 @@
 #include <numeric>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/eval/replicas.h"
+#include "decomposed/status.h"
 #include "src/eval/ops.h"
 #include "src/eval/replica_hub.h"
 
 #if defined(DECOMPOSED_HAVE_MPI)
 #include <mpi.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <cstring>
@@ -133,17 +136,24 @@ namespace {
 
 void PutU64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
 
-absl::Status Serialize(const Value& v, std::string& out) {
+absl::Status Serialize(const Value& v, uint64_t max_bytes, std::string& out) {
   if (v.is_tuple()) {
     out.push_back(1);
     PutU64(out, v.element_count());
     for (const Value& e : v.elements()) {
-      if (absl::Status s = Serialize(e, out); !s.ok()) return s;
+      if (absl::Status s = Serialize(e, max_bytes, out); !s.ok()) return s;
     }
     return absl::OkStatus();
   }
   out.push_back(0);
   const Array& a = v.array();
+  // A broadcast view is stored small and sent whole: its bytes are
+  // allocated here, within the evaluation's limit.
+  if (a.byte_size() > max_bytes || out.size() + a.byte_size() > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "sending an operand of ", a.byte_size(), " bytes to another process would pass the "
+        "limit of ", max_bytes, " bytes (max_array_bytes)"));
+  }
   absl::StatusOr<Array> c = a.Contiguous();
   if (!c.ok()) return c.status();
   const uint32_t t = static_cast<uint32_t>(c->type());
@@ -246,8 +256,10 @@ constexpr uint64_t kRoundBytes = uint64_t{1} << 30;
 
 class MpiHub : public ReplicaHub {
  public:
-  MpiHub(const ReplicaLayout& layout, MPI_Comm comm, int process, int processes)
+  MpiHub(const ReplicaLayout& layout, MPI_Comm comm, int process, int processes,
+         uint64_t max_bytes)
       : ReplicaHub(layout),
+        max_bytes_(max_bytes),
         comm_(comm),
         process_(process),
         processes_(processes),
@@ -264,9 +276,15 @@ class MpiHub : public ReplicaHub {
     std::unique_lock<std::mutex> l(mu_);
     if (closed_) return absl::FailedPreconditionError("the replay has ended");
     const std::shared_ptr<const Posting> keep = mine;
-    Arrive(l, rank, Slot{kAtCollective, n, std::move(mine)});
+    std::string payload = keep->signature;
+    payload.push_back('\0');
+    payload += hlo::DescribeInstruction(*keep->instr);
+    Arrive(l, rank, Slot{kAtCollective, n, std::move(mine), std::move(payload)});
     const Outcome& o = outcome_;
-    if (!o.exchanged) return RoundError(rank, n, *keep);
+    if (!o.exchanged) {
+      return o.job_error.ok() ? absl::InternalError(absl::StrCat(WaitPlace(rank, n), ": the round failed"))
+                              : o.job_error;
+    }
     if (!o.error.ok()) return o.error;
     std::vector<std::shared_ptr<const Posting>> got;
     got.reserve(wait_for.size());
@@ -285,20 +303,28 @@ class MpiHub : public ReplicaHub {
     return got;
   }
 
-  absl::Status End(int64_t rank, int64_t collectives, bool failed) override {
+  absl::Status End(int64_t rank, int64_t collectives, const absl::Status& result) override {
     std::unique_lock<std::mutex> l(mu_);
     if (closed_) return absl::OkStatus();
-    Arrive(l, rank, Slot{failed ? kFailed : kEnded, collectives, nullptr});
-    if (failed) return absl::OkStatus();
-    for (int64_t q = 0; q < layout().ranks; ++q) {
-      const Header& h = outcome_.headers[q];
-      if (h.kind == kAtCollective) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "rank ", rank, " finished after ", collectives, " collectives while rank ", q,
-            " waits at its collective ", h.n + 1, ": the ranks do not run the same collectives"));
-      }
+    // A failure travels to every process as its code and message.
+    std::string payload;
+    if (!result.ok()) {
+      payload = absl::StrCat(static_cast<int>(result.code()), "\n",
+                             result.message().substr(0, kMaxMessage));
     }
-    return outcome_.error;
+    Arrive(l, rank, Slot{result.ok() ? kEnded : kFailed, collectives, nullptr, std::move(payload)});
+    if (!result.ok()) return absl::OkStatus();
+    return outcome_.job_error;
+  }
+
+  // Once the replay has ended: the error every process reports, the same
+  // on each (built from the last round alone), or OK when every rank
+  // finished. The first rank's own failure (one caused by another's stop,
+  // kAborted, only when there is no other), else ranks that ended while
+  // others wait, else ranks that disagree on their collective.
+  absl::Status job_error() {
+    std::lock_guard<std::mutex> l(mu_);
+    return outcome_.job_error;
   }
 
   // The calling thread's part, while the ranks run: every step's round
@@ -339,13 +365,18 @@ class MpiHub : public ReplicaHub {
     int64_t kind = kNone;
     int64_t n = 0;
     std::shared_ptr<const Posting> posting;
+    // What the round carries: at a collective, its signature, a NUL and
+    // the instruction; failed, the status code, a newline and the message.
+    std::string payload;
   };
+  static constexpr size_t kMaxMessage = size_t{64} << 10;
   // What a step gave: every rank's header and signature; when every rank
   // was at the same collective (exchanged), the local ranks' postings and
   // the others' this process needs.
   struct Outcome {
     bool exchanged = false;
-    absl::Status error;
+    absl::Status error;      // this process's, of an exchange
+    absl::Status job_error;  // every process's, of a round that ends it
     std::vector<Header> headers;
     std::vector<std::string> signatures;
     std::vector<std::shared_ptr<const Posting>> local;
@@ -362,31 +393,61 @@ class MpiHub : public ReplicaHub {
     cv_.wait(l, [&] { return step_ != step; });
   }
 
-  // Why a rank at its collective n does not exchange: the round's news.
-  absl::Status RoundError(int64_t rank, int64_t n, const Posting& mine) const {
-    const Outcome& o = outcome_;
-    const std::string where = WaitPlace(rank, n);
-    for (int64_t q = 0; q < static_cast<int64_t>(o.headers.size()); ++q) {
-      if (o.headers[q].kind == kFailed) {
-        return absl::AbortedError(absl::StrCat(where, " for rank ", q, ", which stopped with an error"));
+  // The signature and the instruction of a rank at a collective.
+  static std::pair<std::string_view, std::string_view> SignatureOf(std::string_view payload) {
+    const size_t nul = payload.find('\0');
+    if (nul == std::string_view::npos) return {payload, ""};
+    return {payload.substr(0, nul), payload.substr(nul + 1)};
+  }
+
+  // The error of a round that ends the replay: JobError's rules, from what
+  // every process received.
+  absl::Status JobError(const Outcome& o) const {
+    const int64_t ranks = static_cast<int64_t>(o.headers.size());
+    int64_t failed = -1;
+    absl::Status failure;
+    for (int64_t q = 0; q < ranks; ++q) {
+      if (o.headers[q].kind != kFailed) continue;
+      const std::string& p = o.signatures[q];
+      const size_t nl = p.find('\n');
+      int code = static_cast<int>(absl::StatusCode::kUnknown);
+      if (nl == std::string::npos || !absl::SimpleAtoi(p.substr(0, nl), &code) || code <= 0 ||
+          code > static_cast<int>(absl::StatusCode::kUnauthenticated)) {
+        code = static_cast<int>(absl::StatusCode::kUnknown);
+      }
+      absl::Status s(static_cast<absl::StatusCode>(code),
+                     absl::StrCat("rank ", q, ": ", nl == std::string::npos ? p : p.substr(nl + 1)));
+      if (failed < 0 || (failure.code() == absl::StatusCode::kAborted &&
+                         s.code() != absl::StatusCode::kAborted)) {
+        failed = q;
+        failure = s;
       }
     }
-    for (int64_t q = 0; q < static_cast<int64_t>(o.headers.size()); ++q) {
-      if (o.headers[q].kind == kEnded) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            where, ", but rank ", q, " finished after ", o.headers[q].n,
-            " collectives: the ranks do not run the same collectives"));
-      }
+    if (failed >= 0) return failure;
+    int64_t waits = -1, ended = -1;
+    for (int64_t q = 0; q < ranks; ++q) {
+      if (o.headers[q].kind == kAtCollective && waits < 0) waits = q;
+      if (o.headers[q].kind == kEnded && ended < 0) ended = q;
     }
-    for (int64_t q = 0; q < static_cast<int64_t>(o.signatures.size()); ++q) {
-      if (o.signatures[q] != mine.signature) {
+    if (waits >= 0 && ended >= 0) {
+      const auto [sig, instr] = SignatureOf(o.signatures[waits]);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", waits, " waits at its collective ", o.headers[waits].n + 1, ", ", Sv(instr),
+          " (", Sv(sig), "), but rank ", ended, " finished after ", o.headers[ended].n,
+          " collectives: the ranks do not run the same collectives"));
+    }
+    if (waits >= 0) {
+      const auto [sig0, instr0] = SignatureOf(o.signatures[0]);
+      for (int64_t q = 1; q < ranks; ++q) {
+        const auto [sig, instr] = SignatureOf(o.signatures[q]);
+        if (sig == sig0) continue;
         return absl::InvalidArgumentError(absl::StrCat(
-            "rank ", rank, " and rank ", q, " disagree on their collective ", n + 1, ": rank ",
-            rank, " has ", hlo::DescribeInstruction(*mine.instr), ": ", mine.signature,
-            "; rank ", q, " has ", o.signatures[q]));
+            "rank 0 and rank ", q, " disagree on their collective ", o.headers[0].n + 1,
+            ": rank 0 has ", Sv(instr0), ": ", Sv(sig0), "; rank ", q, " has ", Sv(instr), ": ",
+            Sv(sig)));
       }
     }
-    return o.error.ok() ? absl::InternalError(absl::StrCat(where, ": the round failed")) : o.error;
+    return absl::OkStatus();
   }
 
   // This process's ranks: [first, end) of each process.
@@ -398,9 +459,8 @@ class MpiHub : public ReplicaHub {
     std::vector<Header> mine;
     std::string my_signatures;
     for (const Slot& s : slots) {
-      const std::string* sig = s.posting ? &s.posting->signature : nullptr;
-      mine.push_back({s.kind, s.n, sig ? static_cast<int64_t>(sig->size()) : 0});
-      if (sig) my_signatures += *sig;
+      mine.push_back({s.kind, s.n, static_cast<int64_t>(s.payload.size())});
+      my_signatures += s.payload;
     }
     std::vector<int> counts(processes_), displs(processes_);
     int total = 0;
@@ -463,11 +523,16 @@ class MpiHub : public ReplicaHub {
     for (const Slot& s : slots) o.local.push_back(s.posting);
     if (absl::Status s = Round(slots, o); !s.ok()) {
       o.error = s;
+      o.job_error = s;
       return o;
     }
     const int64_t ranks = layout().ranks;
     for (int64_t q = 0; q < ranks; ++q) {
-      if (o.headers[q].kind != kAtCollective || o.signatures[q] != o.signatures[0]) return o;
+      if (o.headers[q].kind != kAtCollective ||
+          SignatureOf(o.signatures[q]).first != SignatureOf(o.signatures[0]).first) {
+        o.job_error = JobError(o);
+        return o;
+      }
     }
     // Every rank is at this collective with this signature, so every
     // process knows who needs whose operands.
@@ -514,6 +579,9 @@ class MpiHub : public ReplicaHub {
                                     members.begin());
 
     // Each local rank's operands, serialised once, for whoever needs them.
+    // A failure here is agreed on below, not returned at once: the other
+    // members are about to meet this process in the communicator.
+    absl::Status failed;
     std::vector<std::string> bytes(slots.size());
     std::vector<std::vector<const std::string*>> out(k);
     std::vector<std::vector<int64_t>> in_ranks(k);
@@ -522,10 +590,12 @@ class MpiHub : public ReplicaHub {
       if (j == me) continue;
       for (int64_t q = share_.first; q < share_.end; ++q) {
         if (!need[members[j]][q]) continue;
+        if (!failed.ok()) break;
         std::string& b = bytes[q - share_.first];
         if (b.empty()) {
           for (const Value& v : slots[q - share_.first].posting->values) {
-            if (absl::Status s = Serialize(v, b); !s.ok()) return s;
+            failed = Serialize(v, max_bytes_, b);
+            if (!failed.ok()) break;
           }
         }
         out[j].push_back(&b);
@@ -534,6 +604,12 @@ class MpiHub : public ReplicaHub {
       const RankShare theirs = ShareOf(members[j]);
       for (int64_t q = theirs.first; q < theirs.end; ++q) {
         if (need[process_][q]) in_ranks[j].push_back(q);
+      }
+    }
+    if (!failed.ok()) {
+      for (int j = 0; j < k; ++j) {
+        out[j].clear();
+        out_size[j] = 0;
       }
     }
     if (MPI_Alltoall(out_size.data(), 8, MPI_BYTE, in_size.data(), 8, MPI_BYTE, c) !=
@@ -546,10 +622,16 @@ class MpiHub : public ReplicaHub {
       my_rounds = std::max<int64_t>(
           my_rounds, static_cast<int64_t>((std::max(out_size[j], in_size[j]) + piece - 1) / piece));
     }
-    int64_t rounds = 0;
-    if (MPI_Allreduce(&my_rounds, &rounds, 1, MPI_INT64_T, MPI_MAX, c) != MPI_SUCCESS) {
+    // {rounds, whether any member failed}, the maximum of each.
+    int64_t mine[2] = {my_rounds, failed.ok() ? 0 : 1}, all[2] = {0, 0};
+    if (MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, c) != MPI_SUCCESS) {
       return absl::UnavailableError("MPI_Allreduce of the exchange's rounds failed");
     }
+    if (!failed.ok()) return failed;
+    if (all[1] != 0) {
+      return absl::AbortedError("another process could not send its ranks' operands");
+    }
+    const int64_t rounds = all[0];
     std::vector<std::string> in(k);
     std::string send_stage, recv_stage;
     std::vector<int> scounts(k), sdispls(k), rcounts(k), rdispls(k);
@@ -586,7 +668,7 @@ class MpiHub : public ReplicaHub {
       for (int64_t q : in_ranks[j]) {
         auto posting = std::make_shared<Posting>();
         posting->instr = lead.instr;
-        posting->signature = o.signatures[q];
+        posting->signature = std::string(SignatureOf(o.signatures[q]).first);
         for (size_t v = 0; v < values; ++v) {
           absl::StatusOr<Value> x = Deserialize(r);
           if (!x.ok()) return absl::DataLossError(absl::StrCat("rank ", q, ": ", x.status().message()));
@@ -601,6 +683,7 @@ class MpiHub : public ReplicaHub {
     return absl::OkStatus();
   }
 
+  const uint64_t max_bytes_;
   MPI_Comm comm_;
   const int process_;
   const int processes_;
@@ -705,8 +788,15 @@ absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
 #endif
   std::vector<absl::StatusOr<Value>> results(static_cast<size_t>(local),
                                              absl::UnknownError("not run"));
+  absl::Status job;
   {
-    internal::MpiHub hub(layout, comm, process, processes);
+    uint64_t max_bytes = options.eval.max_array_bytes;
+    if (max_bytes == 0) {
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+      max_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                                        : std::numeric_limits<uint64_t>::max();
+    }
+    internal::MpiHub hub(layout, comm, process, processes, max_bytes);
     std::mutex hook_mu;
     auto run_rank = [&](int64_t i) {
       const int64_t r = share.first + i;
@@ -728,7 +818,7 @@ absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
       const hlo::HloModule& m = *modules[modules.size() == 1 ? 0 : i];
       results[i] = internal::EvaluateOnRank(m, inputs[i], o, &state);
       // Every rank ends with one round, failed or not: none is left waiting.
-      absl::Status end = hub.End(r, state.collectives, !results[i].ok());
+      absl::Status end = hub.End(r, state.collectives, results[i].status());
       if (results[i].ok() && !end.ok()) results[i] = end;
     };
     std::vector<std::thread> workers;
@@ -736,8 +826,11 @@ absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
     for (int64_t i = 0; i < local; ++i) workers.emplace_back(run_rank, i);
     hub.Drive();
     for (std::thread& t : workers) t.join();
+    job = hub.job_error();
   }
   MPI_Comm_free(&comm);
+  // The replay's error, the same on every process.
+  if (!job.ok()) return job;
   // As EvaluateReplicas: the first rank's own error, one caused by another
   // rank's stop (kAborted) only when there is no other.
   int64_t first = -1;

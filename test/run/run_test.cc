@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "decomposed/analysis/tensor_set.h"
+#include "decomposed/eval/custom_call.h"
 #include "decomposed/eval/literal.h"
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/shape_inference.h"
@@ -598,6 +599,8 @@ TEST(RunTest, ThreeWay) {
   EXPECT_EQ(r->baseline->numerics, eval::Numerics::kF32);
   EXPECT_EQ(r->baseline->outputs[0].array().type(), PrimitiveType::kF32);
   EXPECT_EQ(r->result.outputs[0].array().type(), PrimitiveType::kBF16);
+  EXPECT_FALSE(r->baseline_is_run);
+  EXPECT_GT(r->baseline->instructions, 0);
   EXPECT_TRUE(r->pass());
   // The rounding is real: the reference error is not all zero.
   EXPECT_FALSE(r->three_way->all.zero_reference_error);
@@ -611,6 +614,70 @@ TEST(RunTest, ThreeWay) {
   nlohmann::json j = nlohmann::json::parse(RunReportJson(*r));
   EXPECT_EQ(j["three_way"]["pass"], false);
   EXPECT_EQ(j["baseline"]["numerics"], "f32");
+}
+
+// x: f32[64] -> (x * x + x) * (x - x * x): no bf16 or f16 anywhere.
+xla::HloModuleProto F32Module() {
+  using namespace hlo;
+  HloModuleBuilder mb("f32");
+  HloComputationBuilder& c = mb.AddEntryComputation("main");
+  HloOp x = c.Parameter(0, MakeArrayShape(xla::F32, {64}), "x");
+  HloOp xx = c.Multiply(x, x);
+  c.Multiply(c.Add(xx, x), c.Subtract(x, xx));
+  return *mb.Build();
+}
+
+TEST(RunTest, ThreeWayOfAModuleWithoutBf16OrF16RunsItOnce) {
+  TempDir dir;
+  eval::Array x = *eval::Array::Allocate(PrimitiveType::kF32, {64});
+  for (int i = 0; i < 64; ++i) x.mutable_data<float>()[i] = 0.37f * static_cast<float>(i) - 5.0f;
+  RunSource src;
+  src.module_proto = F32Module();
+  src.input_values = std::vector<eval::Value>{x};
+  absl::StatusOr<RunProgram> p = LoadProgram(src);
+  ASSERT_TRUE(p.ok()) << p.status();
+  RunOptions o;
+  EXPECT_TRUE(F32RunIsTheRun(*p->module, o));
+  RunOptions neuron;
+  neuron.numerics = eval::Numerics::kNeuron;
+  EXPECT_FALSE(F32RunIsTheRun(*p->module, neuron));
+  RunOptions own_calls;
+  own_calls.custom_calls = &eval::BuiltinCustomCalls();
+  EXPECT_FALSE(F32RunIsTheRun(*p->module, own_calls));
+  RunSource bf16;
+  bf16.module_proto = Bf16Module();
+  bf16.input_values = std::vector<eval::Value>{*eval::Array::Allocate(PrimitiveType::kBF16, {64})};
+  absl::StatusOr<RunProgram> b = LoadProgram(bf16);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(F32RunIsTheRun(*b->module, o));
+  // A device off by a little everywhere.
+  absl::StatusOr<RunResult> e = Execute(*p, o);
+  ASSERT_TRUE(e.ok()) << e.status();
+  eval::Array off = *eval::Array::Allocate(PrimitiveType::kF32, {64});
+  for (int i = 0; i < 64; ++i) {
+    off.mutable_data<float>()[i] = e->outputs[0].array().data<float>()[i] * 1.001f;
+  }
+  RunRequest req;
+  req.check = RunCheck::kThreeWay;
+  req.source.snapshot = Pack(dir, "off.dhs", F32Module(), {x}, {off});
+  absl::StatusOr<RunReport> once = RunSnapshot(req);
+  ASSERT_TRUE(once.ok()) << once.status();
+  ASSERT_TRUE(once->baseline.has_value());
+  EXPECT_TRUE(once->baseline_is_run);
+  EXPECT_EQ(once->baseline->instructions, 0);
+  EXPECT_EQ(once->baseline->numerics, eval::Numerics::kF32);
+  EXPECT_THAT(RunReportText(*once), HasSubstr("baseline: the run itself"));
+  EXPECT_EQ(nlohmann::json::parse(RunReportJson(*once))["baseline"]["is_run"], true);
+  // The same check with the second evaluation forced (a registry of the
+  // caller's, here the built-in one): the same three-way report.
+  req.run.custom_calls = &eval::BuiltinCustomCalls();
+  absl::StatusOr<RunReport> twice = RunSnapshot(req);
+  ASSERT_TRUE(twice.ok()) << twice.status();
+  EXPECT_FALSE(twice->baseline_is_run);
+  EXPECT_GT(twice->baseline->instructions, 0);
+  EXPECT_TRUE(once->three_way->all.zero_reference_error);
+  EXPECT_FALSE(once->pass());
+  EXPECT_EQ(ThreeWayReportJson(*once->three_way), ThreeWayReportJson(*twice->three_way));
 }
 
 // --- Substitutes, custom calls, dumps ----------------------------------------------

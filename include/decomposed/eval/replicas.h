@@ -146,9 +146,14 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(
 // of the job must call it, from the thread that initialised MPI with at
 // least MPI_THREAD_FUNNELED (MPI_Init_thread; StartMpi does): that thread
 // alone calls MPI. The caller finalises MPI after. `rank_substitutes`:
-// empty or one per rank of the job. Errors: as EvaluateReplicas's, on every
-// process (a rank that fails or ends early ends the replay on all of them,
-// none is left waiting), prefixed "rank R: "; kInvalidArgument on every
+// empty or one per rank of the job. Stricter than EvaluateReplicas: every
+// rank of the job meets every other at each collective, so all ranks must
+// reach the same collectives in the same order with the same signature
+// (in one process, only a collective's participants must agree). Errors:
+// the same status on every process (a rank that fails or ends early ends
+// the replay on all of them, none is left waiting): the first rank's own
+// failure, "rank R: " and its message, else ranks that ended while others
+// wait, else ranks that disagree, naming both; kInvalidArgument on every
 // process when one's arguments are wrong (fewer ranks than processes, an
 // input count other than its share) — that process's reason, the others
 // "another process could not start its ranks"; kFailedPrecondition when MPI

@@ -288,6 +288,9 @@ struct RunReport {
   size_t borrowed_inputs = 0;
   RunResult result;               // the run (its outputs)
   std::optional<RunResult> baseline;  // the f32 run of a three-way check
+  // The baseline is the run's own outputs, not a second evaluation
+  // (F32RunIsTheRun): instructions and seconds are 0.
+  bool baseline_is_run = false;
   std::vector<RunOutputInfo> outputs;
   std::vector<WrittenFile> files;
   uint64_t peak_rss_bytes = 0;    // the process's peak resident set
@@ -301,7 +304,18 @@ struct RunReport {
   }
 };
 
-// Loads, runs, writes and checks, as `decomposed run` does. Outputs are
+// Whether f32 numerics compute exactly what options.numerics computes for
+// this module, so that a three-way check's f32 baseline is the run itself:
+// kF32 differs from kXla only in keeping bf16 and f16 as f32
+// (eval/numerics.h), so true for kXla or kF32 when no instruction of any
+// computation has a bf16 or f16 shape (tuple elements included) and no
+// custom-call registry of the caller's is given (its handlers may read
+// the mode). Never for kNeuron (its dots round f32 operands to bf16).
+bool F32RunIsTheRun(const hlo::HloModule& module, const RunOptions& options);
+
+// Loads, runs, writes and checks, as `decomposed run` does. With kThreeWay
+// the module runs twice, in f32 numerics and in the request's, unless
+// F32RunIsTheRun (then once, the baseline_is_run). Outputs are
 // written only after a successful evaluation (a failed run leaves no output
 // file). Errors: LoadProgram's, Execute's, WriteOutputs', the check side's
 // (unreadable), kFailedPrecondition for a check against recorded outputs
