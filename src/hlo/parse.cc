@@ -258,13 +258,8 @@ bool Parser::ParseStackFrameIndex() {
           lexer_.Advance();
           if (!Consume(Tok::kEqual, "\"=\"")) return false;
           int32_t* slot = nullptr;
-          int32_t ignored = 0;
           for (const auto& [n, p] : fields) {
             if (n == f) slot = p;
-          }
-          // end_line and end_column have no field in this schema.
-          if (slot == nullptr && (f == "end_line" || f == "end_column")) {
-            slot = &ignored;
           }
           if (slot == nullptr) return Fail(f_offset, "a field of the entry", Quote(f));
           if (!ParseInt32(slot)) return false;
@@ -274,18 +269,22 @@ bool Parser::ParseStackFrameIndex() {
       };
   while (kind() == Tok::kInt) {
     lexer_.Advance();
-    int32_t file = 0, function = 0, line = 0, column = 0;
+    int32_t file = 0, function = 0, line = 0, column = 0, end_line = 0, end_column = 0;
     if (!sub_attributes({{"file_name_id", &file},
                          {"function_name_id", &function},
                          {"line", &line},
-                         {"column", &column}})) {
+                         {"end_line", &end_line},
+                         {"column", &column},
+                         {"end_column", &end_column}})) {
       return false;
     }
     auto* l = index->add_file_locations();
     l->set_file_name_id(file);
     l->set_function_name_id(function);
     l->set_line(line);
+    l->set_end_line(end_line);
     l->set_column(column);
+    l->set_end_column(end_column);
   }
   if (!IsIdent("StackFrames")) return Expect("StackFrames");
   lexer_.Advance();

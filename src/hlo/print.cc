@@ -218,8 +218,57 @@ class ModulePrinter {
       out_.Append(", frontend_attributes=");
       AppendFrontendAttributes(out_, p.frontend_attributes());
     }
+    if (style_.metadata) StackFrameIndex(p.stack_frame_index());
     out_.Append("\n\n");
     return absl::OkStatus();
+  }
+
+  // XLA's PrintStackFrameIndex: the module's stack frame index after the
+  // header, with metadata and only when it has frames. Each entry is
+  // numbered from 1; a frame's parent prints as its proto value + 1 (the
+  // parser takes the 1 off again).
+  void StackFrameIndex(const xla::StackFrameIndexProto& index) {
+    if (index.stack_frames_size() == 0) return;
+    auto names = [&](std::string_view title,
+                     const google::protobuf::RepeatedPtrField<std::string>& list) {
+      out_.Append(title);
+      for (int i = 0; i < list.size(); ++i) {
+        out_.AppendInt(i + 1);
+        out_.Append(" \"");
+        AppendCEscaped(out_, list[i]);
+        out_.Append("\"\n");
+      }
+    };
+    names("\n\nFileNames\n", index.file_names());
+    names("\nFunctionNames\n", index.function_names());
+    out_.Append("\nFileLocations\n");
+    for (int i = 0; i < index.file_locations_size(); ++i) {
+      const auto& l = index.file_locations(i);
+      out_.AppendInt(i + 1);
+      out_.Append(" {file_name_id=");
+      out_.AppendInt(l.file_name_id());
+      out_.Append(" function_name_id=");
+      out_.AppendInt(l.function_name_id());
+      out_.Append(" line=");
+      out_.AppendInt(l.line());
+      out_.Append(" end_line=");
+      out_.AppendInt(l.end_line());
+      out_.Append(" column=");
+      out_.AppendInt(l.column());
+      out_.Append(" end_column=");
+      out_.AppendInt(l.end_column());
+      out_.Append("}\n");
+    }
+    out_.Append("\nStackFrames\n");
+    for (int i = 0; i < index.stack_frames_size(); ++i) {
+      const auto& f = index.stack_frames(i);
+      out_.AppendInt(i + 1);
+      out_.Append(" {file_location_id=");
+      out_.AppendInt(f.file_location_id());
+      out_.Append(" parent_frame_id=");
+      out_.AppendInt(static_cast<int64_t>(f.parent_frame_id()) + 1);
+      out_.Append("}\n");
+    }
   }
 
   static bool IsKnownHeaderAttribute(std::string_view name) {

@@ -854,7 +854,8 @@ bool LexesAsJsonDict(std::string_view s) {
 
 bool HasPrintableMetadata(const xla::OpMetadata& m) {
   return !m.op_type().empty() || !m.op_name().empty() ||
-         !m.source_file().empty() || !m.scheduling_name().empty();
+         !m.source_file().empty() || !m.scheduling_name().empty() ||
+         m.stack_frame_id() != 0;
 }
 
 void AppendOpMetadata(TextBuffer& out, const xla::OpMetadata& m) {
@@ -881,11 +882,16 @@ void AppendOpMetadata(TextBuffer& out, const xla::OpMetadata& m) {
     AppendCEscaped(out, m.source_file());
     out.Append('"');
   }
-  if (m.source_line() != 0) {
+  auto number = [&](std::string_view name, int64_t v) {
+    if (v == 0) return;
     next();
-    out.Append("source_line=");
-    out.AppendInt(m.source_line());
-  }
+    out.Append(name);
+    out.AppendInt(v);
+  };
+  number("source_line=", m.source_line());
+  number("source_end_line=", m.source_end_line());
+  number("source_column=", m.source_column());
+  number("source_end_column=", m.source_end_column());
   if (m.profile_type_size() > 0) {
     next();
     out.Append("profile_type=");
@@ -903,6 +909,7 @@ void AppendOpMetadata(TextBuffer& out, const xla::OpMetadata& m) {
     out.Append(m.scheduling_name());
     out.Append('"');
   }
+  number("stack_frame_id=", m.stack_frame_id());
 }
 
 void AppendFrontendAttributes(TextBuffer& out,

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "decomposed/hlo/builder.h"
+#include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
@@ -419,6 +420,113 @@ TEST(HloPrintHeaderTest, EntryComputationLayout) {
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "HloModule e, entry_computation_layout={(f32[], f32[], f32[], "
             "f32[], f32[], /*index=5*/f32[], f32[2,3]{1,0})->" + results + "}");
+}
+
+// XLA's PrintStackFrameIndex, worked out by hand: the four tables after
+// the header when the module has frames and the style prints metadata,
+// entries numbered from 1, names C-escaped, a location's fields in the
+// order line, end_line, column, end_column, zeros printed, a frame's
+// parent as the proto's + 1; then the blank line that ends the header.
+TEST(HloPrintHeaderTest, StackFrameIndex) {
+  HloModuleBuilder mb("frames");
+  HloComputationBuilder& main = mb.AddEntryComputation("main");
+  HloOp p = main.Parameter(0, MakeArrayShape(F32, {4}), "p");
+  HloOp n = main.Negate(p);
+  xla::OpMetadata md;
+  md.set_op_name("jit(f)/neg");
+  md.set_stack_frame_id(2);
+  main.SetMetadata(n, md);
+  absl::StatusOr<xla::HloModuleProto> proto = mb.Build();
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  xla::StackFrameIndexProto* index = proto->mutable_stack_frame_index();
+  index->add_file_names("a/model.py");
+  index->add_file_names("lib/\"ops\".py");
+  index->add_function_names("main");
+  index->add_function_names("layer");
+  auto* l1 = index->add_file_locations();
+  l1->set_file_name_id(1);
+  l1->set_function_name_id(1);
+  l1->set_line(10);
+  l1->set_end_line(10);
+  l1->set_column(3);
+  l1->set_end_column(20);
+  auto* l2 = index->add_file_locations();
+  l2->set_file_name_id(2);
+  l2->set_function_name_id(2);
+  l2->set_line(42);  // the rest 0, printed
+  auto* f1 = index->add_stack_frames();
+  f1->set_file_location_id(1);
+  auto* f2 = index->add_stack_frames();
+  f2->set_file_location_id(2);
+  f2->set_parent_frame_id(1);
+  const std::string tables =
+      "\n\nFileNames\n"
+      "1 \"a/model.py\"\n"
+      "2 \"lib/\\\"ops\\\".py\"\n"
+      "\nFunctionNames\n"
+      "1 \"main\"\n"
+      "2 \"layer\"\n"
+      "\nFileLocations\n"
+      "1 {file_name_id=1 function_name_id=1 line=10 end_line=10 column=3 end_column=20}\n"
+      "2 {file_name_id=2 function_name_id=2 line=42 end_line=0 column=0 end_column=0}\n"
+      "\nStackFrames\n"
+      "1 {file_location_id=1 parent_frame_id=1}\n"
+      "2 {file_location_id=2 parent_frame_id=2}\n"
+      "\n\n";
+  const std::string header = "HloModule frames, entry_computation_layout={(f32[4]{0})->f32[4]{0}}";
+  const std::string long_text = Print(*View(*proto), HloTextStyle::kLong);
+  EXPECT_EQ(long_text.substr(0, header.size() + tables.size()), header + tables);
+  EXPECT_EQ(LineOf(long_text, "negate.3"),
+            "  ROOT %negate.3 = f32[4]{0} negate(f32[4]{0} %p), "
+            "metadata={op_name=\"jit(f)/neg\" stack_frame_id=2}");
+  const std::string modern = Print(*View(*proto), HloTextStyle::kModern);
+  EXPECT_EQ(modern.substr(0, header.size() + tables.size()), header + tables);
+  // Short prints no metadata: neither the tables nor the id.
+  const std::string short_text = Print(*View(*proto), HloTextStyle::kShort);
+  EXPECT_EQ(short_text.find("FileNames"), std::string::npos);
+  EXPECT_EQ(short_text.substr(0, header.size() + 2), header + "\n\n");
+  // Parsed back: the same index, end_line and end_column included.
+  absl::StatusOr<ParsedHloText> back = ParseHloText(long_text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->module.stack_frame_index().SerializeAsString(),
+            proto->stack_frame_index().SerializeAsString());
+  EXPECT_EQ(Print(*View(back->module), HloTextStyle::kLong), long_text);
+  // Names without frames print nothing (XLA checks the frames only).
+  proto->mutable_stack_frame_index()->clear_stack_frames();
+  EXPECT_EQ(Print(*View(*proto), HloTextStyle::kLong).find("FileNames"), std::string::npos);
+}
+
+// OpMetadata's fields in OpMetadataToString's order: the source span after
+// source_line, stack_frame_id last; an id alone is printable metadata.
+TEST(HloPrintAttributesTest, MetadataSourceSpanAndStackFrame) {
+  HloModuleBuilder mb("md");
+  HloComputationBuilder& main = mb.AddEntryComputation("main");
+  HloOp p = main.Parameter(0, MakeArrayShape(F32, {2}), "p");
+  HloOp a = main.Negate(p);
+  xla::OpMetadata md;
+  md.set_op_type("neg");
+  md.set_source_file("m.py");
+  md.set_source_line(5);
+  md.set_source_end_line(6);
+  md.set_source_column(7);
+  md.set_source_end_column(8);
+  md.set_scheduling_name("s");
+  md.set_stack_frame_id(9);
+  main.SetMetadata(a, md);
+  HloOp b = main.Negate(a);
+  xla::OpMetadata id_only;
+  id_only.set_stack_frame_id(4);
+  main.SetMetadata(b, id_only);
+  std::unique_ptr<HloModule> m = Build(mb);
+  ASSERT_NE(m, nullptr);
+  const std::string text = Print(*m, HloTextStyle::kLong);
+  EXPECT_EQ(LineOf(text, "negate.3"),
+            "  %negate.3 = f32[2]{0} negate(f32[2]{0} %p), metadata={op_type=\"neg\" "
+            "source_file=\"m.py\" source_line=5 source_end_line=6 source_column=7 "
+            "source_end_column=8 scheduling_name=\"s\" stack_frame_id=9}");
+  EXPECT_EQ(LineOf(text, "negate.4"),
+            "  ROOT %negate.4 = f32[2]{0} negate(f32[2]{0} %negate.3), "
+            "metadata={stack_frame_id=4}");
 }
 
 // --- Operands ------------------------------------------------------------------------------
