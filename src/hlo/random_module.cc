@@ -85,7 +85,27 @@ class Generator {
     }
     if (out.empty()) out.push_back(Fresh(MakeScalarShape(xla::F32)));
     main_->Tuple(out);
-    return mb_.Build();
+    absl::StatusOr<xla::HloModuleProto> built = mb_.Build();
+    if (built.ok() && o_.attributes && r_.Chance(30)) {
+      // A stack frame index for the metadata's stack_frame_id (1 or 2).
+      xla::StackFrameIndexProto* index = built->mutable_stack_frame_index();
+      index->add_file_names("model \"a\".py");
+      index->add_file_names("lib/ops.py");
+      index->add_function_names("forward");
+      for (int i = 0; i < 2; ++i) {
+        auto* l = index->add_file_locations();
+        l->set_file_name_id(i + 1);
+        l->set_function_name_id(1);
+        l->set_line(static_cast<int32_t>(r_.Range(1, 500)));
+        if (r_.Chance(50)) l->set_end_line(l->line() + 1);
+        l->set_column(static_cast<int32_t>(r_.Range(0, 80)));
+        if (r_.Chance(50)) l->set_end_column(l->column() + 4);
+        auto* f = index->add_stack_frames();
+        f->set_file_location_id(i + 1);
+        f->set_parent_frame_id(i);
+      }
+    }
+    return built;
   }
 
  private:
@@ -1067,7 +1087,13 @@ class Generator {
         if (r_.Chance(60)) {
           m.set_source_file("model \"a\".py");
           m.set_source_line(static_cast<int32_t>(r_.Range(1, 500)));
+          if (r_.Chance(30)) {
+            m.set_source_end_line(m.source_line() + 2);
+            m.set_source_column(static_cast<int32_t>(r_.Range(1, 80)));
+            m.set_source_end_column(m.source_column() + 3);
+          }
         }
+        if (r_.Chance(30)) m.set_stack_frame_id(static_cast<int32_t>(r_.Range(1, 2)));
         main_->SetMetadata(op, m);
       }
       if (r_.Chance(10)) {
