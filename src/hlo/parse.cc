@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -112,9 +115,16 @@ bool Parser::ParseHeaderAttributes() {
         return false;
       }
       if (kind() != Tok::kRparen) {
+        // XLA's spelling until 2023 joins the parameters with "," alone
+        // (no space, no index comments); remembered so it prints back so.
+        bool compact = true;
         do {
           if (!ParseShape(entry_layout_.add_parameters())) return false;
-        } while (EatIf(Tok::kComma));
+          if (kind() != Tok::kComma) break;
+          lexer_.Advance();
+          compact = compact && offset() == lexer_.prev_end();
+        } while (true);
+        extras_.compact_entry_layout_parameters = compact && entry_layout_.parameters_size() > 1;
       }
       if (!Consume(Tok::kRparen, "\")\" after the parameter layouts") ||
           !Consume(Tok::kArrow, "\"->\" before the result layout") ||
@@ -836,26 +846,61 @@ bool Parser::Finish(ParsedHloText* out) {
       }
     }
   }
-  // Ids: one counter over the module, each computation's instructions then
-  // the computation.
-  std::vector<int64_t> first(static_cast<size_t>(count));
+  // Ids. XLA's parser numbers with one counter over the module, each
+  // computation's instructions then the computation, in text order. But a
+  // text XLA printed from a module XlaBuilder made (JAX, torch-xla,
+  // TensorFlow) names every instruction and computation <name>.<id>, and
+  // XLA ordered what it printed by those ids (a loaded module's
+  // instructions and computations are sorted by id): when every name in
+  // the module ends in such a number, distinct among the instructions and
+  // among the computations, the numbers are the ids, so the text prints
+  // back as it was.
+  std::vector<std::vector<int64_t>> instr_id(static_cast<size_t>(count));
   std::vector<int64_t> comp_id(static_cast<size_t>(count));
-  int64_t next = 1;
-  for (int64_t c = 0; c < count; ++c) {
-    first[static_cast<size_t>(c)] = next;
-    next += done_[static_cast<size_t>(c)]->instructions_size();
-    comp_id[static_cast<size_t>(c)] = next++;
+  bool named_ids = true;
+  {
+    absl::flat_hash_set<int64_t> instrs, comps;
+    auto suffix = [](absl::string_view name, int64_t* id) {
+      const size_t dot = name.rfind('.');
+      if (dot == absl::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
+      const absl::string_view digits = name.substr(dot + 1);
+      if (digits.size() > 15 || !absl::c_all_of(digits, absl::ascii_isdigit)) return false;
+      return absl::SimpleAtoi(digits, id);
+    };
+    for (int64_t c = 0; c < count && named_ids; ++c) {
+      const xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
+      int64_t id = 0;
+      named_ids = suffix(comp.name(), &id) && comps.insert(id).second;
+      comp_id[static_cast<size_t>(c)] = id;
+      for (int i = 0; i < comp.instructions_size() && named_ids; ++i) {
+        named_ids = suffix(comp.instructions(i).name(), &id) && instrs.insert(id).second;
+        instr_id[static_cast<size_t>(c)].push_back(id);
+      }
+    }
+  }
+  if (!named_ids) {
+    int64_t next = 1;
+    for (int64_t c = 0; c < count; ++c) {
+      std::vector<int64_t>& ids = instr_id[static_cast<size_t>(c)];
+      ids.clear();
+      for (int i = 0; i < done_[static_cast<size_t>(c)]->instructions_size(); ++i) {
+        ids.push_back(next++);
+      }
+      comp_id[static_cast<size_t>(c)] = next++;
+    }
   }
   for (int64_t c = 0; c < count; ++c) {
     xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
-    const int64_t base = first[static_cast<size_t>(c)];
+    const std::vector<int64_t>& ids = instr_id[static_cast<size_t>(c)];
     std::vector<const xla::HloInstructionProto*> params;
     bool dense = true;
     for (int i = 0; i < comp.instructions_size(); ++i) {
       xla::HloInstructionProto& instr = *comp.mutable_instructions(i);
-      instr.set_id(base + i);
-      for (int64_t& o : *instr.mutable_operand_ids()) o += base;
-      for (int64_t& o : *instr.mutable_control_predecessor_ids()) o += base;
+      instr.set_id(ids[static_cast<size_t>(i)]);
+      for (int64_t& o : *instr.mutable_operand_ids()) o = ids[static_cast<size_t>(o)];
+      for (int64_t& o : *instr.mutable_control_predecessor_ids()) {
+        o = ids[static_cast<size_t>(o)];
+      }
       for (int64_t& o : *instr.mutable_called_computation_ids()) {
         o = comp_id[static_cast<size_t>(o)];
       }
@@ -882,7 +927,7 @@ bool Parser::Finish(ParsedHloText* out) {
       }
     }
     *ps->mutable_result() = comp.instructions(static_cast<int>(root)).shape();
-    comp.set_root_id(base + root);
+    comp.set_root_id(ids[static_cast<size_t>(root)]);
     if (is_scheduled_ && !comp.is_fusion_computation()) {
       auto& seq = (*module_.mutable_schedule()->mutable_sequences())[comp.id()];
       seq.mutable_instruction_ids()->Reserve(comp.instructions_size());

@@ -359,8 +359,11 @@ class ModulePrinter {
   // entry's parameters and root with default layouts, as XLA derives it).
   absl::Status EntryComputationLayout() {
     const xla::HloModuleProto& p = module_.proto();
+    const bool compact = extras_ != nullptr && extras_->compact_entry_layout_parameters;
     auto param = [&](int i, const xla::ShapeProto& s) {
-      if (i != 0) {
+      if (i != 0 && compact) {
+        out_.Append(',');
+      } else if (i != 0) {
         if (i % 5 == 0) {
           out_.Append(", /*index=");
           out_.AppendInt(i);

@@ -122,25 +122,56 @@ ENTRY %SyncTensorsGraph.21 (p0.1: f32[2,3], p1.2: f32[2,3]) -> (f32[2,3], f32[])
 
 )";
 
+// Without a number ending every name, distinct, the ids are XLA's
+// parser's: one counter over the module in text order, each computation's
+// instructions then the computation.
+TEST(HloParseTest, IdsInTextOrderWithoutANumberEndingEveryName) {
+  for (const char* text : {
+           // `add` has no number.
+           "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT add = f32[] negate(a.7)\n}\n\n"
+           "ENTRY e.9 {\n  p.3 = f32[] parameter(0)\n  ROOT r.1 = f32[] call(p.3), to_apply=c.5\n}\n",
+           // Two instructions end in 7.
+           "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT n.8 = f32[] negate(a.7)\n}\n\n"
+           "ENTRY e.9 {\n  p.7 = f32[] parameter(0)\n  ROOT r.1 = f32[] call(p.7), to_apply=c.5\n}\n",
+           // The computations both end in 5.
+           "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT n.8 = f32[] negate(a.7)\n}\n\n"
+           "ENTRY e.5 {\n  p.3 = f32[] parameter(0)\n  ROOT r.1 = f32[] call(p.3), to_apply=c.5\n}\n"}) {
+    const ParsedHloText t = Parse(text);
+    const xla::HloModuleProto& m = t.module;
+    ASSERT_EQ(m.computations_size(), 2) << text;
+    EXPECT_EQ(m.computations(0).instructions(0).id(), 1) << text;
+    EXPECT_EQ(m.computations(0).instructions(1).id(), 2) << text;
+    EXPECT_EQ(V(m.computations(0).instructions(1).operand_ids()), (std::vector<int64_t>{1}));
+    EXPECT_EQ(m.computations(0).id(), 3) << text;
+    EXPECT_EQ(m.computations(1).instructions(0).id(), 4) << text;
+    EXPECT_EQ(m.computations(1).root_id(), 5) << text;
+    EXPECT_EQ(V(m.computations(1).instructions(1).called_computation_ids()),
+              (std::vector<int64_t>{3}));
+    EXPECT_EQ(m.computations(1).id(), 6) << text;
+    EXPECT_EQ(m.entry_computation_id(), 6) << text;
+  }
+}
+
 TEST(HloParseTest, LongStyle) {
   const ParsedHloText t = Parse(kLong);
   const xla::HloModuleProto& m = t.module;
   EXPECT_EQ(m.name(), "SyncTensorsGraph.21");
   ASSERT_EQ(m.computations_size(), 2);
-  // Ids: the first computation's 3 instructions 1-3, the computation 4;
-  // the entry's 6 instructions 5-10, the entry 11.
+  // Ids: every name ends in a number, distinct among the instructions and
+  // among the computations (XlaBuilder's <name>.<id>), so those are the
+  // ids.
   const xla::HloComputationProto& add = m.computations(0);
   EXPECT_EQ(add.name(), "AddComputation.9");
-  EXPECT_EQ(add.id(), 4);
-  EXPECT_EQ(add.root_id(), 3);
+  EXPECT_EQ(add.id(), 9);
+  EXPECT_EQ(add.root_id(), 12);
   ASSERT_EQ(add.instructions_size(), 3);
   EXPECT_EQ(add.instructions(0).name(), "x.10");
-  EXPECT_EQ(add.instructions(0).id(), 1);
+  EXPECT_EQ(add.instructions(0).id(), 10);
   EXPECT_EQ(add.instructions(0).opcode(), "parameter");
   EXPECT_EQ(add.instructions(0).parameter_number(), 0);
   EXPECT_EQ(add.instructions(1).parameter_number(), 1);
   EXPECT_EQ(add.instructions(2).opcode(), "add");
-  EXPECT_EQ(V(add.instructions(2).operand_ids()), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(V(add.instructions(2).operand_ids()), (std::vector<int64_t>{10, 11}));
   EXPECT_FALSE(add.is_fusion_computation());
   ASSERT_EQ(add.program_shape().parameters_size(), 2);
   EXPECT_EQ(add.program_shape().parameter_names(0), "x.10");
@@ -149,19 +180,21 @@ TEST(HloParseTest, LongStyle) {
 
   const xla::HloComputationProto& e = m.computations(1);
   EXPECT_EQ(e.name(), "SyncTensorsGraph.21");
-  EXPECT_EQ(e.id(), 11);
-  EXPECT_EQ(m.entry_computation_id(), 11);
+  EXPECT_EQ(e.id(), 21);
+  EXPECT_EQ(m.entry_computation_id(), 21);
   EXPECT_EQ(m.entry_computation_name(), "SyncTensorsGraph.21");
-  EXPECT_EQ(m.id(), 11);
-  EXPECT_EQ(e.root_id(), 10);
+  EXPECT_EQ(m.id(), 21);
+  EXPECT_EQ(e.root_id(), 14);
   ASSERT_EQ(e.instructions_size(), 6);
   // Text order, kept.
   const char* names[] = {"p1.2", "p0.1", "multiply.3", "constant.4", "reduce.13",
                          "tuple.14"};
+  const int64_t ids[] = {2, 1, 3, 4, 13, 14};
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(e.instructions(i).name(), names[i]);
-    EXPECT_EQ(e.instructions(i).id(), 5 + i);
+    EXPECT_EQ(e.instructions(i).id(), ids[i]);
   }
+  EXPECT_EQ(V(e.instructions(4).called_computation_ids()), (std::vector<int64_t>{9}));
   const xla::HloInstructionProto& p1 = e.instructions(0);
   EXPECT_EQ(p1.parameter_number(), 1);
   EXPECT_EQ(p1.frontend_attributes().map().at("neff_input_names"), "input1");

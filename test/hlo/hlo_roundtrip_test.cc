@@ -59,6 +59,69 @@ std::vector<std::string> Blocks(const std::string& text) {
   return blocks;
 }
 
+// XLA orders what it prints by ids (a loaded module's computations and
+// instructions sorted by id): here the entry's instructions by id are p.1,
+// c.8, c.9, t.10, so the computations c.8 and c.9 call come out b.2 first,
+// though c.9 comes first in the post-order. The ids are the names'
+// numbers (XlaBuilder's <name>.<id>); numbered in text order instead, a.5
+// would print first. Worked out by hand.
+constexpr char kOrderedByIds[] = R"(HloModule m, entry_computation_layout={(f32[])->(f32[], f32[])}
+
+%b.2 (x.3: f32[]) -> f32[] {
+  %x.3 = f32[] parameter(0)
+  ROOT %n.4 = f32[] negate(%x.3)
+}
+
+%a.5 (y.6: f32[]) -> f32[] {
+  %y.6 = f32[] parameter(0)
+  ROOT %e.7 = f32[] exponential(%y.6)
+}
+
+ENTRY %main.11 (p.1: f32[]) -> (f32[], f32[]) {
+  %p.1 = f32[] parameter(0)
+  %c.9 = f32[] call(%p.1), to_apply=%a.5
+  %c.8 = f32[] call(%p.1), to_apply=%b.2
+  ROOT %t.10 = (f32[], f32[]) tuple(%c.9, %c.8)
+}
+
+)";
+
+TEST(HloRoundTripTest, ComputationsPrintInTheOrderOfTheNamesIds) {
+  EXPECT_EQ(Reprint(kOrderedByIds, HloTextStyle::kModern, false), kOrderedByIds);
+}
+
+// XLA's spelling until 2023: the entry layout's parameters joined by ","
+// alone. Kept from the text; without it the parameters print joined by
+// ", ". Worked out by hand.
+constexpr char kCompactEntryLayout[] = R"(HloModule m, entry_computation_layout={(f32[2]{0},f32[2]{0},f32[2]{0})->f32[2]{0}}
+
+ENTRY main {
+  a = f32[2]{0} parameter(0)
+  b = f32[2]{0} parameter(1)
+  s = f32[2]{0} add(a, b)
+  c = f32[2]{0} parameter(2)
+  ROOT r = f32[2]{0} add(s, c)
+}
+
+)";
+
+TEST(HloRoundTripTest, TheEntryLayoutOf2023KeepsItsSpelling) {
+  EXPECT_EQ(Reprint(kCompactEntryLayout, HloTextStyle::kShort), kCompactEntryLayout);
+  std::string later = kCompactEntryLayout;
+  later.replace(later.find("{0},f32"), 7, "{0}, f32");
+  later.replace(later.find("{0},f32"), 7, "{0}, f32");
+  EXPECT_EQ(Reprint(later, HloTextStyle::kShort), later);
+  absl::StatusOr<ParsedHloText> t = ParseHloText(kCompactEntryLayout);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->extras.compact_entry_layout_parameters);
+  // From the proto alone (no text's extras): the later spelling.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
+  ASSERT_TRUE(m.ok()) << m.status();
+  HloPrintOptions o;
+  o.style = HloTextStyle::kShort;
+  EXPECT_EQ(PrintHloModuleToString(**m, o), later);
+}
+
 const char* StyleName(HloTextStyle s) {
   return s == HloTextStyle::kLong ? "long"
          : s == HloTextStyle::kModern ? "modern"

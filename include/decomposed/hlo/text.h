@@ -36,6 +36,10 @@ struct HloModuleTextExtras {
   // parser then infers host_program_shape from the entry's parameters and
   // root, and the printer leaves the attribute out again.
   bool has_entry_computation_layout = true;
+  // True when the text's entry_computation_layout joined its parameters
+  // with "," alone, as XLA did until 2023 (later: ", " and an
+  // `/*index=N*/` comment before every 5th); the printer then does too.
+  bool compact_entry_layout_parameters = false;
 };
 
 // A module parsed from text: the proto and what the proto cannot hold.
