@@ -1,4 +1,5 @@
 // decomposed hlo FILE [--style long|modern|short] [--large-constants]
+//                     [--metadata | --no-metadata]
 //                     [--graph N] [-o OUT] [--to-proto] [--json]
 //
 // The module of FILE (a decomposed or classic snapshot, an HloModuleProto,
@@ -31,6 +32,7 @@ struct State {
   std::string file, out;
   hlo::HloTextStyle style = hlo::HloTextStyle::kLong;
   bool large_constants = false, to_proto = false, json = false;
+  bool metadata = false, no_metadata = false;
   int64_t graph = -1;
 };
 
@@ -49,14 +51,21 @@ absl::Status WriteOutput(const std::string& out, Emit&& emit) {
   return sink.Commit();
 }
 
+hlo::HloPrintOptions PrintOptionsOf(const State& st) {
+  hlo::HloPrintOptions options;
+  options.style = st.style;
+  options.print_large_constants = st.large_constants;
+  if (st.metadata) options.print_metadata = true;
+  if (st.no_metadata) options.print_metadata = false;
+  return options;
+}
+
 // A graph dump read whole: the dump printed again, or a summary per graph.
 absl::Status DumpOutput(const State& st, const ModuleFile& file) {
   absl::StatusOr<hlo::TensorsDump> dump = hlo::SplitTensorsDump(file.dump_text);
   if (!dump.ok()) return dump.status();
   if (!st.json) {
-    hlo::HloPrintOptions options;
-    options.style = st.style;
-    options.print_large_constants = st.large_constants;
+    hlo::HloPrintOptions options = PrintOptionsOf(st);
     return WriteOutput(st.out, [&](auto& sink) {
       return hlo::PrintTensorsDump(*dump, options, sink);
     });
@@ -95,6 +104,12 @@ Action Setup(CLI::App& app) {
                 "modern: without operand shapes; short: ShortParsable");
   app.add_flag("--large-constants", st->large_constants,
                "print every constant in full (not {...} past 10 elements)");
+  CLI::Option* with = app.add_flag(
+      "--metadata", st->metadata,
+      "print metadata and the stack frame index whatever the style (XLA's own dumps are "
+      "--style short --metadata)");
+  app.add_flag("--no-metadata", st->no_metadata, "print no metadata whatever the style")
+      ->excludes(with);
   app.add_option("--graph", st->graph,
                  "of a torch-xla graph dump (XLA_SAVE_TENSORS_FILE): the "
                  "graph to read, from 0; without it, every graph")
@@ -161,9 +176,7 @@ Action Setup(CLI::App& app) {
         return sink.status();
       });
     } else {
-      hlo::HloPrintOptions options;
-      options.style = st->style;
-      options.print_large_constants = st->large_constants;
+      hlo::HloPrintOptions options = PrintOptionsOf(*st);
       s = WriteOutput(st->out, [&](auto& sink) {
         return hlo::PrintHloModule(**module, options, sink,
                                    file->has_extras ? &file->extras : nullptr);

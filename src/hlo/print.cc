@@ -55,6 +55,7 @@ Style StyleOf(const HloPrintOptions& o) {
       break;
   }
   s.large_constants = s.large_constants || o.print_large_constants;
+  if (o.print_metadata.has_value()) s.metadata = *o.print_metadata;
   return s;
 }
 

@@ -122,6 +122,37 @@ TEST(HloRoundTripTest, TheEntryLayoutOf2023KeepsItsSpelling) {
   EXPECT_EQ(PrintHloModuleToString(**m, o), later);
 }
 
+// XLA's dumps: the short style with metadata (print_metadata set over
+// ShortParsable). Worked out by hand.
+constexpr char kShortWithMetadata[] = R"(HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}
+
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  ROOT n = f32[2]{0} negate(p), metadata={op_name="jit(f)/neg" stack_frame_id=1}
+}
+
+)";
+
+TEST(HloRoundTripTest, TheShortStyleWithMetadata) {
+  absl::StatusOr<ParsedHloText> t = ParseHloText(kShortWithMetadata);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
+  ASSERT_TRUE(m.ok()) << m.status();
+  HloPrintOptions o;
+  o.style = HloTextStyle::kShort;
+  o.print_metadata = true;
+  EXPECT_EQ(PrintHloModuleToString(**m, o, &t->extras), kShortWithMetadata);
+  o.print_metadata.reset();
+  std::string without = kShortWithMetadata;
+  without.erase(without.find(", metadata="), without.find('\n', without.find(", metadata=")) -
+                                                 without.find(", metadata="));
+  EXPECT_EQ(PrintHloModuleToString(**m, o, &t->extras), without);
+  // And the long style without it.
+  o.style = HloTextStyle::kLong;
+  o.print_metadata = false;
+  EXPECT_EQ(PrintHloModuleToString(**m, o, &t->extras).find("metadata"), std::string::npos);
+}
+
 const char* StyleName(HloTextStyle s) {
   return s == HloTextStyle::kLong ? "long"
          : s == HloTextStyle::kModern ? "modern"

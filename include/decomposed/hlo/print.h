@@ -45,6 +45,7 @@
 #define DECOMPOSED_HLO_PRINT_H_
 
 #include <string>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -61,6 +62,12 @@ struct HloPrintOptions {
   // style always prints them). A constant whose literal was elided
   // (IsElidedLiteral) prints `{...}` whatever this says.
   bool print_large_constants = false;
+  // Metadata (instructions' and shardings' `metadata={...}`, the stack
+  // frame index) whatever the style says: XLA's dumps are the short style
+  // with metadata (HloModule::ToString() sets print_metadata unless
+  // xla_dump_disable_metadata). Unset: the style's (long and modern yes,
+  // short no).
+  std::optional<bool> print_metadata;
 };
 
 namespace print_internal {
