@@ -28,7 +28,8 @@ class Module(bytes):
     neff_name, shape), ``result``, ``instructions`` (list of dicts:
     computation, name, opcode, shape, operands, root, entry, op_name,
     source_file, source_line), ``summary()`` (what ``decomposed hlo
-    --json`` writes) and ``text(style=..., large_constants=False)``. Header
+    --json`` writes) and ``text(style=..., large_constants=False,
+    metadata=None)``. Header
     attributes that HLO text carries outside the proto (``replica_count``,
     ...) are kept when the module came from text, so that text printed
     again keeps them."""
@@ -47,13 +48,16 @@ class Module(bytes):
         "decomposed snapshot", ...), or None when not known."""
         return self._form
 
-    def text(self, style="long", large_constants=False) -> str:
+    def text(self, style="long", large_constants=False, metadata=None) -> str:
         """XLA's text of the module: style "long" (XLA 2022-2025, the
         torch-neuronx dumps), "modern" (no operand shapes) or "short"
         (ShortParsable); constants over 10 elements as {...} unless
-        large_constants."""
+        large_constants; metadata True or False prints metadata (and the
+        stack frame index) or not whatever the style says (None: the
+        style's; XLA's own dumps are style="short", metadata=True)."""
         return _decomposed._hlo_text(bytes(self), style, bool(large_constants),
-                                     self._config, self._has_entry_layout)
+                                     self._config, self._has_entry_layout,
+                                     None if metadata is None else bool(metadata))
 
     def summary(self) -> dict:
         """The module's facts, as `decomposed hlo --json` writes them."""

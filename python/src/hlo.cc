@@ -53,11 +53,12 @@ hlo::HloTextStyle StyleOf(const std::string& style) {
 std::string Text(const py::bytes& proto, const std::string& style,
                  bool large_constants,
                  const std::vector<std::pair<std::string, std::string>>& config,
-                 bool has_entry_layout) {
+                 bool has_entry_layout, std::optional<bool> metadata) {
   std::unique_ptr<hlo::HloModule> m = View(proto);
   hlo::HloPrintOptions o;
   o.style = StyleOf(style);
   o.print_large_constants = large_constants;
+  o.print_metadata = metadata;
   hlo::HloModuleTextExtras extras;
   extras.config_attributes = config;
   extras.has_entry_computation_layout = has_entry_layout;
@@ -138,7 +139,7 @@ void RegisterHlo(py::module_& m, ThrowStatusFn throw_status) {
   g_throw = throw_status;
   m.def("_hlo_text", &Text, py::arg("module"), py::arg("style"),
         py::arg("large_constants"), py::arg("config"),
-        py::arg("has_entry_layout"));
+        py::arg("has_entry_layout"), py::arg("metadata") = py::none());
   m.def("_hlo_summary_json", &SummaryJson);
   m.def("_hlo_instructions", &Instructions);
   m.def("_hlo_parse", &Parse);

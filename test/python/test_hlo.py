@@ -55,6 +55,11 @@ def test_text_in_the_short_style_as_worked_out_by_hand(example):
     assert "multiply(%x, %twos)" in m.text(style="modern")
     with pytest.raises(ValueError):
         m.text(style="medium")
+    # XLA's own dumps: the short style with metadata.
+    with_md = m.text(style="short", metadata=True)
+    assert "  product = f32[2,3]{1,0} multiply(x, twos), metadata={op_type=\"mul\"" in with_md
+    assert with_md.replace(with_md[with_md.index(", metadata="):with_md.index("\n", with_md.index(", metadata="))], "") == SHORT
+    assert "metadata" not in m.text(metadata=False)
 
 
 def test_parse_and_load_give_the_module_back(example, tmp_path):
