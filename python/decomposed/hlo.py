@@ -34,10 +34,12 @@ class Module(bytes):
     ...) are kept when the module came from text, so that text printed
     again keeps them."""
 
-    def __new__(cls, data=b"", *, config=(), has_entry_layout=True, form=None):
+    def __new__(cls, data=b"", *, config=(), has_entry_layout=True, form=None,
+                compact_entry_layout=False):
         self = super().__new__(cls, data)
         self._config = [tuple(kv) for kv in config]
         self._has_entry_layout = bool(has_entry_layout)
+        self._compact_entry_layout = bool(compact_entry_layout)
         self._form = form
         self._summary = None
         return self
@@ -57,7 +59,8 @@ class Module(bytes):
         style's; XLA's own dumps are style="short", metadata=True)."""
         return _decomposed._hlo_text(bytes(self), style, bool(large_constants),
                                      self._config, self._has_entry_layout,
-                                     None if metadata is None else bool(metadata))
+                                     None if metadata is None else bool(metadata),
+                                     self._compact_entry_layout)
 
     def summary(self) -> dict:
         """The module's facts, as `decomposed hlo --json` writes them."""
@@ -94,19 +97,19 @@ class Module(bytes):
 
     def __reduce__(self):
         return (_rebuild, (bytes(self), self._config, self._has_entry_layout,
-                           self._form))
+                           self._form, self._compact_entry_layout))
 
 
-def _rebuild(data, config, has_entry_layout, form):
+def _rebuild(data, config, has_entry_layout, form, compact_entry_layout=False):
     return Module(data, config=config, has_entry_layout=has_entry_layout,
-                  form=form)
+                  form=form, compact_entry_layout=compact_entry_layout)
 
 
 def parse(text: str) -> Module:
     """A module from HLO text in any of XLA's styles (docs/hlo.md §3)."""
-    data, config, has_layout = _decomposed._hlo_parse(text)
+    data, config, has_layout, compact = _decomposed._hlo_parse(text)
     return Module(data, config=config, has_entry_layout=has_layout,
-                  form="HLO text")
+                  form="HLO text", compact_entry_layout=compact)
 
 
 def load(path, graph=None) -> Module:
@@ -123,6 +126,7 @@ def load(path, graph=None) -> Module:
         graph = operator.index(graph)  # an int or a NumPy integer
         if graph < 0:
             raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
-    data, form, config, has_layout = _decomposed._hlo_load(
+    data, form, config, has_layout, compact = _decomposed._hlo_load(
         os.fspath(path), -1 if graph is None else graph)
-    return Module(data, config=config, has_entry_layout=has_layout, form=form)
+    return Module(data, config=config, has_entry_layout=has_layout, form=form,
+                  compact_entry_layout=compact)

@@ -53,7 +53,8 @@ hlo::HloTextStyle StyleOf(const std::string& style) {
 std::string Text(const py::bytes& proto, const std::string& style,
                  bool large_constants,
                  const std::vector<std::pair<std::string, std::string>>& config,
-                 bool has_entry_layout, std::optional<bool> metadata) {
+                 bool has_entry_layout, std::optional<bool> metadata,
+                 bool compact_entry_layout) {
   std::unique_ptr<hlo::HloModule> m = View(proto);
   hlo::HloPrintOptions o;
   o.style = StyleOf(style);
@@ -62,6 +63,7 @@ std::string Text(const py::bytes& proto, const std::string& style,
   hlo::HloModuleTextExtras extras;
   extras.config_attributes = config;
   extras.has_entry_computation_layout = has_entry_layout;
+  extras.compact_entry_layout_parameters = compact_entry_layout;
   std::string out;
   StringSink sink(&out);
   absl::Status s;
@@ -104,7 +106,8 @@ py::list Instructions(const py::bytes& proto) {
   return out;
 }
 
-// (module bytes, config attributes, has entry_computation_layout).
+// (module bytes, config attributes, has entry_computation_layout, its
+// parameters in 2023's spelling).
 py::tuple Parse(const std::string& text) {
   absl::StatusOr<hlo::ParsedHloText> p;
   {
@@ -114,10 +117,12 @@ py::tuple Parse(const std::string& text) {
   if (!p.ok()) Raise(p.status());
   return py::make_tuple(py::bytes(p->module.SerializeAsString()),
                         p->extras.config_attributes,
-                        p->extras.has_entry_computation_layout);
+                        p->extras.has_entry_computation_layout,
+                        p->extras.compact_entry_layout_parameters);
 }
 
-// (module bytes, form name, config attributes, has entry layout).
+// (module bytes, form name, config attributes, has entry layout, its
+// parameters in 2023's spelling).
 py::tuple Load(const std::string& path, int64_t graph) {
   absl::StatusOr<ModuleFile> f;
   {
@@ -130,7 +135,8 @@ py::tuple Load(const std::string& path, int64_t graph) {
   return py::make_tuple(py::bytes(f->module.SerializeAsString()),
                         std::string(ModuleFileFormName(f->form)),
                         f->extras.config_attributes,
-                        f->extras.has_entry_computation_layout);
+                        f->extras.has_entry_computation_layout,
+                        f->extras.compact_entry_layout_parameters);
 }
 
 }  // namespace
@@ -139,7 +145,8 @@ void RegisterHlo(py::module_& m, ThrowStatusFn throw_status) {
   g_throw = throw_status;
   m.def("_hlo_text", &Text, py::arg("module"), py::arg("style"),
         py::arg("large_constants"), py::arg("config"),
-        py::arg("has_entry_layout"), py::arg("metadata") = py::none());
+        py::arg("has_entry_layout"), py::arg("metadata") = py::none(),
+        py::arg("compact_entry_layout") = false);
   m.def("_hlo_summary_json", &SummaryJson);
   m.def("_hlo_instructions", &Instructions);
   m.def("_hlo_parse", &Parse);

@@ -5,6 +5,7 @@
 #include "decomposed/hlo/parse.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -864,8 +865,9 @@ bool Parser::Finish(ParsedHloText* out) {
       const size_t dot = name.rfind('.');
       if (dot == absl::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
       const absl::string_view digits = name.substr(dot + 1);
-      if (digits.size() > 15 || !absl::c_all_of(digits, absl::ascii_isdigit)) return false;
-      return absl::SimpleAtoi(digits, id);
+      if (digits.size() > 10 || !absl::c_all_of(digits, absl::ascii_isdigit)) return false;
+      // XLA keeps an instruction's unique id in 32 bits.
+      return absl::SimpleAtoi(digits, id) && *id <= std::numeric_limits<int32_t>::max();
     };
     for (int64_t c = 0; c < count && named_ids; ++c) {
       const xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];

@@ -225,11 +225,11 @@ class ModulePrinter {
   }
 
   // XLA's PrintStackFrameIndex: the module's stack frame index after the
-  // header, with metadata and only when it has frames. Each entry is
+  // header, with metadata and only when it names a file. Each entry is
   // numbered from 1; a frame's parent prints as its proto value + 1 (the
   // parser takes the 1 off again).
   void StackFrameIndex(const xla::StackFrameIndexProto& index) {
-    if (index.stack_frames_size() == 0) return;
+    if (index.file_names_size() == 0) return;
     auto names = [&](std::string_view title,
                      const google::protobuf::RepeatedPtrField<std::string>& list) {
       out_.Append(title);

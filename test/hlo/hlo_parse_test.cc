@@ -133,6 +133,9 @@ TEST(HloParseTest, IdsInTextOrderWithoutANumberEndingEveryName) {
            // Two instructions end in 7.
            "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT n.8 = f32[] negate(a.7)\n}\n\n"
            "ENTRY e.9 {\n  p.7 = f32[] parameter(0)\n  ROOT r.1 = f32[] call(p.7), to_apply=c.5\n}\n",
+           // A number past 32 bits (XLA's ids are 32-bit).
+           "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT n.8 = f32[] negate(a.7)\n}\n\n"
+           "ENTRY e.9 {\n  p.3 = f32[] parameter(0)\n  ROOT r.4294967297 = f32[] call(p.3), to_apply=c.5\n}\n",
            // The computations both end in 5.
            "c.5 {\n  a.7 = f32[] parameter(0)\n  ROOT n.8 = f32[] negate(a.7)\n}\n\n"
            "ENTRY e.5 {\n  p.3 = f32[] parameter(0)\n  ROOT r.1 = f32[] call(p.3), to_apply=c.5\n}\n"}) {

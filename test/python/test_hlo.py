@@ -62,6 +62,19 @@ def test_text_in_the_short_style_as_worked_out_by_hand(example):
     assert "metadata" not in m.text(metadata=False)
 
 
+def test_the_2023_entry_layout_spelling_prints_back(tmp_path):
+    # Parameters joined by a bare comma, as XLA wrote until 2023.
+    text = SHORT.replace("{1,0}, s32[4]{0})->", "{1,0},s32[4]{0})->")
+    assert text != SHORT
+    assert decomposed.hlo.parse(text).text(style="short") == text
+    path = tmp_path / "old.txt"
+    path.write_text(text)
+    loaded = decomposed.hlo.load(path)
+    assert loaded.text(style="short") == text
+    assert pickle.loads(pickle.dumps(loaded)).text(style="short") == text
+    assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
+
+
 def test_parse_and_load_give_the_module_back(example, tmp_path):
     m = decomposed.open(example).module
     p = decomposed.hlo.parse(SHORT)
