@@ -83,6 +83,12 @@ class InProcessHub : public ReplicaHub {
 // waiting at its n-th collective begins.
 std::string WaitPlace(int64_t rank, int64_t n);
 
+// The ranks' results in rank order, or the first rank's own error (one
+// caused by another rank's stop, kAborted, only when there is no other)
+// prefixed "rank R: ", R counted from `first_rank` (replicas.cc).
+absl::StatusOr<std::vector<Value>> RanksResult(std::vector<absl::StatusOr<Value>> results,
+                                               int64_t first_rank);
+
 // kInvalidArgument unless the layout's counts multiply out (replicas.cc).
 absl::Status CheckReplicaLayout(const ReplicaLayout& layout);
 

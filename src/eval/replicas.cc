@@ -234,6 +234,26 @@ namespace internal {
 
 absl::Status CheckReplicaLayout(const ReplicaLayout& layout) { return CheckLayout(layout); }
 
+absl::StatusOr<std::vector<Value>> RanksResult(std::vector<absl::StatusOr<Value>> results,
+                                               int64_t first_rank) {
+  int64_t first = -1;
+  for (int64_t r = 0; r < static_cast<int64_t>(results.size()); ++r) {
+    if (results[r].ok()) continue;
+    if (first < 0 || (results[first].status().code() == absl::StatusCode::kAborted &&
+                      results[r].status().code() != absl::StatusCode::kAborted)) {
+      first = r;
+    }
+  }
+  if (first >= 0) {
+    const absl::Status& s = results[first].status();
+    return absl::Status(s.code(), absl::StrCat("rank ", first_rank + first, ": ", s.message()));
+  }
+  std::vector<Value> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(*std::move(r));
+  return out;
+}
+
 std::string WaitPlace(int64_t rank, int64_t n) {
   // The instruction is named by the error's prefix (the driver's).
   return absl::StrCat("rank ", rank, " waits here, at its collective ", n + 1);
@@ -642,24 +662,7 @@ absl::StatusOr<std::vector<Value>> EvaluateReplicas(std::span<const hlo::HloModu
     for (int64_t r = 0; r < ranks; ++r) workers.emplace_back(run_rank, r);
     for (std::thread& t : workers) t.join();
   }
-  // The first rank's own error; one caused by another rank's stop
-  // (kAborted) only when there is no other.
-  int64_t first = -1;
-  for (int64_t r = 0; r < ranks; ++r) {
-    if (results[r].ok()) continue;
-    if (first < 0 || (results[first].status().code() == absl::StatusCode::kAborted &&
-                      results[r].status().code() != absl::StatusCode::kAborted)) {
-      first = r;
-    }
-  }
-  if (first >= 0) {
-    const absl::Status& s = results[first].status();
-    return absl::Status(s.code(), absl::StrCat("rank ", first, ": ", s.message()));
-  }
-  std::vector<Value> out;
-  out.reserve(static_cast<size_t>(ranks));
-  for (auto& r : results) out.push_back(*std::move(r));
-  return out;
+  return internal::RanksResult(std::move(results), 0);
 }
 
 }  // namespace decomposed::eval

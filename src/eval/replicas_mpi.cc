@@ -109,14 +109,20 @@ absl::StatusOr<MpiProcess> StartMpi() {
   return p;
 }
 
-absl::Status AllProcessesOk(const absl::Status& mine) {
+namespace {
+// Whether every process of `comm` is ready: `mine` when it is an error,
+// else an error when any other process's is.
+absl::Status Agree(MPI_Comm comm, const absl::Status& mine) {
   int failed = mine.ok() ? 0 : 1;
   int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
   if (!mine.ok()) return mine;
   if (any != 0) return absl::FailedPreconditionError("another process could not start its ranks");
   return absl::OkStatus();
 }
+}  // namespace
+
+absl::Status AllProcessesOk(const absl::Status& mine) { return Agree(MPI_COMM_WORLD, mine); }
 
 void FinishMpi() {
   int finalized = 0;
@@ -702,21 +708,6 @@ class MpiHub : public ReplicaHub {
 }  // namespace
 }  // namespace internal
 
-namespace {
-
-// Whether every process of `comm` is ready: `mine` when it is an error,
-// else an error when any other process's is.
-absl::Status Agree(MPI_Comm comm, const absl::Status& mine) {
-  int failed = mine.ok() ? 0 : 1;
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (!mine.ok()) return mine;
-  if (any != 0) return absl::FailedPreconditionError("another process could not start its ranks");
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
     std::span<const hlo::HloModule* const> modules, std::span<const std::vector<Value>> inputs,
     int64_t ranks, const ReplicaOptions& options) {
@@ -831,24 +822,7 @@ absl::StatusOr<std::vector<Value>> EvaluateRanksOverMpi(
   MPI_Comm_free(&comm);
   // The replay's error, the same on every process.
   if (!job.ok()) return job;
-  // As EvaluateReplicas: the first rank's own error, one caused by another
-  // rank's stop (kAborted) only when there is no other.
-  int64_t first = -1;
-  for (int64_t i = 0; i < local; ++i) {
-    if (results[i].ok()) continue;
-    if (first < 0 || (results[first].status().code() == absl::StatusCode::kAborted &&
-                      results[i].status().code() != absl::StatusCode::kAborted)) {
-      first = i;
-    }
-  }
-  if (first >= 0) {
-    const absl::Status& s = results[first].status();
-    return absl::Status(s.code(), absl::StrCat("rank ", share.first + first, ": ", s.message()));
-  }
-  std::vector<Value> out;
-  out.reserve(static_cast<size_t>(local));
-  for (auto& r : results) out.push_back(*std::move(r));
-  return out;
+  return internal::RanksResult(std::move(results), share.first);
 }
 
 absl::StatusOr<Value> EvaluateRankOverMpi(const hlo::HloModule& module,
