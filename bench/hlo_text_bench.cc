@@ -154,45 +154,60 @@ bool ResetPeakRss() {
   return static_cast<bool>(out);
 }
 
+// Peak resident memory added while `f` runs (the text not counted: it was
+// resident before), with what was freed before it handed back first.
+template <class F>
+int64_t PeakAdded(benchmark::State& state, F f) {
+  state.PauseTiming();
+  malloc_trim(0);
+  const int64_t before = ProcStatusBytes("VmRSS:");
+  const bool reset = ResetPeakRss();
+  state.ResumeTiming();
+  f();
+  state.PauseTiming();
+  const int64_t peak = reset ? ProcStatusBytes("VmHWM:") - before : 0;
+  state.ResumeTiming();
+  return peak;
+}
+
+// Text to the serialized HloModuleProto (ParseHloTextToProto), its bytes
+// held as the pieces written (as a file or a rope holds them, without a
+// growing string's spare capacity): peak resident memory against the
+// serialized proto's size.
 void ParseInStyle(benchmark::State& state, HloTextStyle style) {
   const std::string& text = BenchText(style);
   uint64_t bytes = 0;
   int64_t peak = 0;
-  size_t proto_bytes = 0, proto_space = 0;
+  size_t proto_bytes = 0;
   for (auto _ : state) {
-    state.PauseTiming();
-    malloc_trim(0);  // what the last iteration freed goes back first
-    const int64_t before = ProcStatusBytes("VmRSS:");
-    const bool reset = ResetPeakRss();
-    state.ResumeTiming();
-    absl::StatusOr<ParsedHloText> parsed = ParseHloText(text);
-    state.PauseTiming();
-    if (!parsed.ok()) {
-      state.SkipWithError(std::string(parsed.status().message()).c_str());
+    std::vector<std::string> out;
+    size_t out_bytes = 0;
+    bool ok = true;
+    peak = std::max(peak, PeakAdded(state, [&] {
+      absl::StatusOr<HloModuleTextExtras> extras =
+          ParseHloTextToProto(text, [&](std::string_view piece) {
+            out.emplace_back(piece);
+            out_bytes += piece.size();
+            return true;
+          });
+      ok = extras.ok();
+    }));
+    if (!ok) {
+      state.SkipWithError("parse failed");
       return;
     }
-    if (reset) peak = std::max(peak, ProcStatusBytes("VmHWM:") - before);
-    proto_bytes = parsed->module.ByteSizeLong();
-    proto_space = parsed->module.SpaceUsedLong();
+    proto_bytes = out_bytes;
     bytes += text.size();
-    // Freeing the module is its holder's cost, not the parse's: outside
-    // the timing (it takes about a third of the parse's time again).
-    parsed = absl::UnknownError("freed");
+    state.PauseTiming();
+    out = {};
     state.ResumeTiming();
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["text_MB"] = static_cast<double>(text.size()) / 1e6;
   state.counters["proto_MB"] = static_cast<double>(proto_bytes) / 1e6;
-  state.counters["proto_in_memory_MB"] = static_cast<double>(proto_space) / 1e6;
-  // The peak resident memory the parse adds (the text not counted: it was
-  // resident before), against the serialized proto and against the proto
-  // objects in memory (protobuf's SpaceUsedLong: what any caller holding
-  // the parsed module holds).
   state.counters["peak_rss_MB"] = static_cast<double>(peak) / 1e6;
   state.counters["peak_rss_per_proto"] =
       proto_bytes == 0 ? 0 : static_cast<double>(peak) / static_cast<double>(proto_bytes);
-  state.counters["peak_rss_per_proto_in_memory"] =
-      proto_space == 0 ? 0 : static_cast<double>(peak) / static_cast<double>(proto_space);
 }
 
 void BM_ParseLong(benchmark::State& state) { ParseInStyle(state, HloTextStyle::kLong); }
@@ -204,6 +219,48 @@ void BM_ParseShort(benchmark::State& state) { ParseInStyle(state, HloTextStyle::
 BENCHMARK(BM_ParseLong)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ParseModern)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ParseShort)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Text to an HloModuleProto in memory (ParseHloText), as `decomposed hlo`
+// and the evaluator need it: protobuf's objects take about ten times the
+// serialized size, so the peak is against those (SpaceUsedLong) too.
+void ParseToModuleInStyle(benchmark::State& state, HloTextStyle style) {
+  const std::string& text = BenchText(style);
+  uint64_t bytes = 0;
+  int64_t peak = 0;
+  size_t proto_bytes = 0, proto_space = 0;
+  for (auto _ : state) {
+    absl::StatusOr<ParsedHloText> parsed = absl::UnknownError("not parsed");
+    peak = std::max(peak, PeakAdded(state, [&] { parsed = ParseHloText(text); }));
+    state.PauseTiming();
+    if (!parsed.ok()) {
+      state.SkipWithError(std::string(parsed.status().message()).c_str());
+      return;
+    }
+    proto_bytes = parsed->module.ByteSizeLong();
+    proto_space = parsed->module.SpaceUsedLong();
+    bytes += text.size();
+    // Freeing the module is its holder's cost, not the parse's: outside
+    // the timing (it takes about a third of the parse's time again).
+    parsed = absl::UnknownError("freed");
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["proto_MB"] = static_cast<double>(proto_bytes) / 1e6;
+  state.counters["proto_in_memory_MB"] = static_cast<double>(proto_space) / 1e6;
+  state.counters["peak_rss_MB"] = static_cast<double>(peak) / 1e6;
+  state.counters["peak_rss_per_proto_in_memory"] =
+      proto_space == 0 ? 0 : static_cast<double>(peak) / static_cast<double>(proto_space);
+}
+
+void BM_ParseToModuleLong(benchmark::State& state) {
+  ParseToModuleInStyle(state, HloTextStyle::kLong);
+}
+void BM_ParseToModuleShort(benchmark::State& state) {
+  ParseToModuleInStyle(state, HloTextStyle::kShort);
+}
+
+BENCHMARK(BM_ParseToModuleLong)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ParseToModuleShort)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace decomposed::hlo

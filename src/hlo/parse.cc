@@ -16,6 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "decomposed/status.h"
+#include "decomposed/wire/format.h"
+#include "decomposed/wire/writer.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "parser.h"
 
 namespace decomposed::hlo {
@@ -24,6 +28,20 @@ namespace internal {
 namespace {
 
 std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
+
+// The number a name ends in, `.` then at most 10 digits that fit XLA's
+// 32-bit unique ids (`add.12`: 12), or -1.
+int64_t NameNumber(absl::string_view name) {
+  const size_t dot = name.rfind('.');
+  if (dot == absl::string_view::npos || dot == 0 || dot + 1 == name.size()) return -1;
+  const absl::string_view digits = name.substr(dot + 1);
+  int64_t id = 0;
+  if (digits.size() > 10 || !absl::c_all_of(digits, absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(digits, &id) || id > std::numeric_limits<int32_t>::max()) {
+    return -1;
+  }
+  return id;
+}
 
 }  // namespace
 
@@ -72,9 +90,55 @@ bool Parser::ParseName(absl::string_view* out, absl::string_view what) {
 
 // --- Module -------------------------------------------------------------------------------
 
+Parser::Parser(absl::string_view text, const HloParseOptions& options,
+               bool to_bytes)
+    : lexer_(text), options_(options), to_bytes_(to_bytes) {
+  if (to_bytes_) {
+    constexpr size_t kBlock = size_t{64} << 10;
+    arena_block_ = std::make_unique<char[]>(kBlock);
+    google::protobuf::ArenaOptions o;
+    o.initial_block = arena_block_.get();
+    o.initial_block_size = kBlock;
+    arena_ = std::make_unique<google::protobuf::Arena>(o);
+  }
+}
+
 absl::Status Parser::Run(ParsedHloText* out) {
   if (!ParseModule() || !Finish(out)) return status_;
   return absl::OkStatus();
+}
+
+absl::Status Parser::RunToBytes(absl::FunctionRef<bool(absl::string_view)> write,
+                                HloModuleTextExtras* extras) {
+  if (!ParseModule() || !FinishToBytes(write, extras)) return status_;
+  return absl::OkStatus();
+}
+
+char* RecordStore::Append(size_t n, StoredRecord* where) {
+  const size_t need = wire::VarintSize(n) + n;
+  if (capacity_ - used_ < need) {
+    capacity_ = std::max(need, kChunkBytes);
+    chunks_.push_back(std::unique_ptr<char[]>(new char[capacity_]));
+    live_.push_back(0);
+    used_ = 0;
+  }
+  where->chunk = static_cast<uint32_t>(chunks_.size() - 1);
+  where->offset = static_cast<uint32_t>(used_);
+  ++live_.back();
+  char* p = wire::WriteVarint(n, chunks_.back().get() + used_);
+  used_ += need;
+  return p;
+}
+
+absl::string_view RecordStore::View(const StoredRecord& r) const {
+  const char* p = chunks_[r.chunk].get() + r.offset;
+  uint64_t n = 0;
+  wire::ReadVarint(&p, p + wire::kMaxVarintBytes, &n);
+  return absl::string_view(p, static_cast<size_t>(n));
+}
+
+void RecordStore::Release(const StoredRecord& r) {
+  if (--live_[r.chunk] == 0 && sealed_) chunks_[r.chunk].reset();
 }
 
 bool Parser::ParseModule() {
@@ -361,8 +425,7 @@ bool Parser::ParseComputation() {
   if (!ParseInstructionList(name, name_offset, &index)) return false;
   xla::HloComputationProto& c = *done_[static_cast<size_t>(index)];
   if (has_declared) {
-    const xla::ShapeProto& root =
-        c.instructions(static_cast<int>(c.root_id())).shape();
+    const xla::ShapeProto& root = DoneAt(index, c.root_id()).shape();
     if (!ShapesCompatible(declared, root)) {
       return Fail(declared_offset,
                   absl::StrCat("the result shape of computation ", Quote(name),
@@ -408,16 +471,91 @@ bool Parser::ParseInstructionList(absl::string_view name, size_t name_offset,
     }
     if (!ParseInstruction(comp)) return false;
   } while (kind() != Tok::kRbrace);
+  // `} // name`: XLA's print_name_after_closing_brace, printed again so.
+  {
+    const absl::string_view after = lexer_.source().substr(offset() + 1);
+    if (absl::StartsWith(after, " // ") &&
+        absl::StartsWith(after.substr(4), name) &&
+        (after.size() == 4 + name.size() || after[4 + name.size()] == '\n' ||
+         after[4 + name.size()] == '\r')) {
+      extras_.name_after_closing_brace = true;
+    }
+  }
   lexer_.Advance();
-  const int64_t n = comp.proto->instructions_size();
-  comp.proto->set_root_id(comp.root >= 0 ? comp.root : n - 1);
-  *index = static_cast<int64_t>(done_.size());
+  *index = FinishComputation(comp);
   computation_by_name_.emplace(name, *index);
-  done_.push_back(std::move(comp.proto));
-  done_name_offsets_.push_back(std::move(comp.name_offsets));
   (void)name_offset;
   Leave();
   return true;
+}
+
+int64_t Parser::FinishComputation(ComputationState& comp) {
+  const int64_t n = Count(comp);
+  comp.proto->set_root_id(comp.root >= 0 ? comp.root : n - 1);
+  const int64_t index = static_cast<int64_t>(done_.size());
+  done_.push_back(std::move(comp.proto));
+  stored_.push_back(StoredComputation{std::move(comp.stored),
+                                      std::move(comp.name_numbers),
+                                      std::move(comp.parameter_positions)});
+  return index;
+}
+
+xla::HloInstructionProto* Parser::NewInstruction(
+    std::unique_ptr<xla::HloInstructionProto>* owner) {
+  if (!to_bytes_) {
+    *owner = std::make_unique<xla::HloInstructionProto>();
+    return owner->get();
+  }
+  if (open_instructions_++ == 0) arena_->Reset();
+  return google::protobuf::Arena::CreateMessage<xla::HloInstructionProto>(arena_.get());
+}
+
+void Parser::AddInstruction(ComputationState& comp,
+                            const xla::HloInstructionProto& instr,
+                            std::unique_ptr<xla::HloInstructionProto> owner,
+                            absl::string_view name) {
+  if (instr.opcode() == "parameter") {
+    comp.parameter_positions.emplace_back(instr.parameter_number(), Count(comp));
+  }
+  if (!to_bytes_) {
+    comp.proto->mutable_instructions()->AddAllocated(owner.release());
+    return;
+  }
+  const size_t n = instr.ByteSizeLong();
+  StoredRecord where;
+  char* p = store_.Append(n, &where);
+  google::protobuf::io::ArrayOutputStream array(p, static_cast<int>(n));
+  google::protobuf::io::CodedOutputStream out(&array);
+  out.SetSerializationDeterministic(true);
+  instr.SerializeWithCachedSizes(&out);
+  comp.stored.push_back(where);
+  comp.name_numbers.push_back(NameNumber(name));
+}
+
+const xla::HloInstructionProto& Parser::At(const ComputationState& comp,
+                                           int64_t position) const {
+  if (!to_bytes_) return comp.proto->instructions(static_cast<int>(position));
+  const absl::string_view r = store_.View(comp.stored[static_cast<size_t>(position)]);
+  if (lookup_record_ != r.data()) {
+    lookup_.ParseFromArray(r.data(), static_cast<int>(r.size()));
+    lookup_record_ = r.data();
+  }
+  return lookup_;
+}
+
+const xla::HloInstructionProto& Parser::DoneAt(int64_t computation,
+                                               int64_t position) const {
+  if (!to_bytes_) {
+    return done_[static_cast<size_t>(computation)]->instructions(
+        static_cast<int>(position));
+  }
+  const absl::string_view r = store_.View(
+      stored_[static_cast<size_t>(computation)].stored[static_cast<size_t>(position)]);
+  if (done_lookup_record_ != r.data()) {
+    done_lookup_.ParseFromArray(r.data(), static_cast<int>(r.size()));
+    done_lookup_record_ = r.data();
+  }
+  return done_lookup_;
 }
 
 // --- Instructions -------------------------------------------------------------------
@@ -435,13 +573,14 @@ bool Parser::ParseInstruction(ComputationState& comp) {
   if (!Consume(Tok::kEqual, "\"=\" after the instruction name")) return false;
   if (!CanBeShape()) return Expect("the instruction's shape");
   const size_t shape_begin = offset();
-  xla::ShapeProto shape;
-  if (!ParseShape(&shape)) return false;
+  std::unique_ptr<xla::HloInstructionProto> owner;
+  xla::HloInstructionProto* instr = NewInstruction(&owner);
+  if (!ParseShape(instr->mutable_shape())) return false;
   const absl::string_view shape_text =
       lexer_.source().substr(shape_begin, lexer_.prev_end() - shape_begin);
   int64_t position = -1;
-  if (!ParseInstructionBody(comp, name, name_offset, &shape, shape_text,
-                            /*allow_attributes=*/true, &position)) {
+  if (!ParseInstructionBody(comp, name, name_offset, instr, std::move(owner),
+                            shape_text, /*allow_attributes=*/true, &position)) {
     return false;
   }
   if (is_root) {
@@ -458,12 +597,11 @@ bool Parser::ParseInstruction(ComputationState& comp) {
 }
 
 bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name,
-                                  size_t name_offset, xla::ShapeProto* shape,
+                                  size_t name_offset, xla::HloInstructionProto* instr,
+                                  std::unique_ptr<xla::HloInstructionProto> owner,
                                   absl::string_view shape_text,
                                   bool allow_attributes, int64_t* position) {
   if (!Enter()) return false;
-  auto instr = std::make_unique<xla::HloInstructionProto>();
-  instr->mutable_shape()->Swap(shape);
   const size_t opcode_offset = offset();
   if (kind() != Tok::kIdent) return Expect("an opcode");
   std::optional<HloOpcode> op =
@@ -494,8 +632,8 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
   const HloOpcode opcode = *op;
   const size_t operands_offset = offset();
   if (wrapped.has_value()) {
-    if (!ParseOperands(comp, instr.get()) ||
-        !ParseSugaredAsync(comp, opcode, *wrapped, instr.get(), opcode_offset,
+    if (!ParseOperands(comp, instr) ||
+        !ParseSugaredAsync(comp, opcode, *wrapped, instr, opcode_offset,
                            allow_attributes)) {
       return false;
     }
@@ -526,7 +664,7 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
       return false;
     }
   } else {
-    if (!ParseOperands(comp, instr.get())) return false;
+    if (!ParseOperands(comp, instr)) return false;
     // A sparse dot carries its metadata as more operands.
     const std::optional<int> arity = HloOpcodeArity(opcode);
     if (arity.has_value() && opcode != HloOpcode::kDot &&
@@ -541,10 +679,10 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
     AttrSet seen;
     CalledComputations called;
     if (allow_attributes &&
-        !ParseAttributes(comp, opcode, instr.get(), &seen, &called)) {
+        !ParseAttributes(comp, opcode, instr, &seen, &called)) {
       return false;
     }
-    if (!FinishAttributes(opcode, instr.get(), comp, seen, called,
+    if (!FinishAttributes(opcode, instr, comp, seen, called,
                           opcode_offset)) {
       return false;
     }
@@ -567,11 +705,19 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
   }
   const absl::string_view unique = UniqueInstructionName(name);
   instr->set_name(unique.data(), unique.size());
-  *position = comp.proto->instructions_size();
-  comp.proto->mutable_instructions()->AddAllocated(instr.release());
+  if (opcode == HloOpcode::kFusion) {
+    for (int64_t callee : instr->called_computation_ids()) {
+      done_[static_cast<size_t>(callee)]->set_is_fusion_computation(true);
+    }
+  }
+  *position = Count(comp);
+  AddInstruction(comp, *instr, std::move(owner), unique);
+  if (to_bytes_) --open_instructions_;
   if (!scope_name.empty()) comp.scope.emplace(scope_name, *position);
-  comp.name_offsets.push_back(name_offset);
-  comp.shape_text.push_back(shape_text);
+  comp.name_offsets.push_back(static_cast<uint32_t>(name_offset));
+  comp.shape_text.push_back(
+      TextSpan{static_cast<uint32_t>(shape_text.data() - lexer_.source().data()),
+               static_cast<uint32_t>(shape_text.size())});
   Leave();
   return true;
 }
@@ -595,9 +741,8 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
                           start.opcode() == "async-update";
     std::string found = "none";
     if (is_async && start.called_computation_ids_size() == 1) {
-      const xla::HloComputationProto& w =
-          *done_[static_cast<size_t>(start.called_computation_ids(0))];
-      found = w.instructions(static_cast<int>(w.root_id())).opcode();
+      const int64_t c = start.called_computation_ids(0);
+      found = DoneAt(c, done_[static_cast<size_t>(c)]->root_id()).opcode();
     }
     if (found != wrapped_name) {
       return Fail(opcode_offset,
@@ -633,15 +778,18 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
     name = absl::StrCat("async_wrapped.", k);
   }
   made_names_.push_back(name);
+  const absl::string_view computation_name = made_names_.back();
   w.proto->set_name(name);
   for (int i = 0; i < instr->operand_ids_size(); ++i) {
-    auto* p = w.proto->add_instructions();
+    auto p = std::make_unique<xla::HloInstructionProto>();
     p->set_opcode("parameter");
     p->set_parameter_number(i);
     *p->mutable_shape() = At(comp, instr->operand_ids(i)).shape();
     const absl::string_view param_name = UniqueInstructionName("async_param");
     p->set_name(param_name.data(), param_name.size());
-    w.name_offsets.push_back(opcode_offset);
+    const xla::HloInstructionProto& added = *p;
+    AddInstruction(w, added, std::move(p), param_name);
+    w.name_offsets.push_back(static_cast<uint32_t>(opcode_offset));
     w.shape_text.emplace_back();
   }
   auto op = std::make_unique<xla::HloInstructionProto>();
@@ -686,13 +834,11 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
   if (op->has_original_value()) *instr->mutable_original_value() = op->original_value();
   const absl::string_view op_name = UniqueInstructionName("async_op");
   op->set_name(op_name.data(), op_name.size());
-  const int64_t root = w.proto->instructions_size();
-  w.proto->mutable_instructions()->AddAllocated(op.release());
-  w.proto->set_root_id(root);
-  const int64_t index = static_cast<int64_t>(done_.size());
-  computation_by_name_.emplace(made_names_.back(), index);
-  done_.push_back(std::move(w.proto));
-  done_name_offsets_.push_back(std::move(w.name_offsets));
+  w.root = Count(w);
+  const xla::HloInstructionProto& added = *op;
+  AddInstruction(w, added, std::move(op), op_name);
+  const int64_t index = FinishComputation(w);
+  computation_by_name_.emplace(computation_name, index);
   instr->add_called_computation_ids(index);
   return true;
 }
@@ -740,9 +886,11 @@ bool Parser::ParseOperands(ComputationState& comp,
                     "inferred)",
                     Found());
       }
-      xla::ShapeProto shape = *declared;
+      std::unique_ptr<xla::HloInstructionProto> owner;
+      xla::HloInstructionProto* nested = NewInstruction(&owner);
+      *nested->mutable_shape() = *declared;
       if (!ParseInstructionBody(comp, absl::string_view(), operand_offset,
-                                &shape, declared_text,
+                                nested, std::move(owner), declared_text,
                                 /*allow_attributes=*/false, &position)) {
         return false;
       }
@@ -755,7 +903,7 @@ bool Parser::ParseOperands(ComputationState& comp,
       }
       if (declared != nullptr) {
         const xla::ShapeProto& actual = At(comp, position).shape();
-        if (declared_text != comp.shape_text[static_cast<size_t>(position)] &&
+        if (declared_text != ShapeText(comp, position) &&
             !ShapesCompatible(*declared, actual)) {
           return Fail(declared_offset,
                       absl::StrCat("the shape of operand ", Quote(name), ", ",
@@ -797,7 +945,7 @@ bool Parser::SkipKnownOperandShape(const ComputationState& comp,
       (kind() == Tok::kIdent && lexer_.PeekNext().kind != Tok::kLparen)) {
     auto it = comp.scope.find(text());
     if (it != comp.scope.end() &&
-        comp.shape_text[static_cast<size_t>(it->second)] == shape_text) {
+        ShapeText(comp, it->second) == shape_text) {
       const Tok next = lexer_.PeekNext().kind;
       if (next == Tok::kComma || next == Tok::kRparen) {
         *position = it->second;
@@ -834,19 +982,9 @@ absl::string_view Parser::UniqueInstructionName(absl::string_view name) {
 
 // --- The finished module ---------------------------------------------------------------
 
-bool Parser::Finish(ParsedHloText* out) {
-  const int64_t count = static_cast<int64_t>(done_.size());
-  const int64_t entry = entry_ >= 0 ? entry_ : count - 1;
-  // Computations a fusion calls.
-  for (const auto& c : done_) {
-    for (const xla::HloInstructionProto& i : c->instructions()) {
-      if (i.opcode() == "fusion") {
-        for (int64_t callee : i.called_computation_ids()) {
-          done_[static_cast<size_t>(callee)]->set_is_fusion_computation(true);
-        }
-      }
-    }
-  }
+
+void Parser::AssignIds(std::vector<std::vector<int64_t>>* instr_id,
+                       std::vector<int64_t>* comp_id) {
   // Ids. XLA's parser numbers with one counter over the module, each
   // computation's instructions then the computation, in text order. But a
   // text XLA printed from a module XlaBuilder made (JAX, torch-xla,
@@ -856,88 +994,90 @@ bool Parser::Finish(ParsedHloText* out) {
   // the module ends in such a number, distinct among the instructions and
   // among the computations, the numbers are the ids, so the text prints
   // back as it was.
-  std::vector<std::vector<int64_t>> instr_id(static_cast<size_t>(count));
-  std::vector<int64_t> comp_id(static_cast<size_t>(count));
+  const size_t count = done_.size();
+  instr_id->assign(count, {});
+  comp_id->assign(count, 0);
   bool named_ids = true;
-  {
-    absl::flat_hash_set<int64_t> instrs, comps;
-    auto suffix = [](absl::string_view name, int64_t* id) {
-      const size_t dot = name.rfind('.');
-      if (dot == absl::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
-      const absl::string_view digits = name.substr(dot + 1);
-      if (digits.size() > 10 || !absl::c_all_of(digits, absl::ascii_isdigit)) return false;
-      // XLA keeps an instruction's unique id in 32 bits.
-      return absl::SimpleAtoi(digits, id) && *id <= std::numeric_limits<int32_t>::max();
-    };
-    for (int64_t c = 0; c < count && named_ids; ++c) {
-      const xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
-      int64_t id = 0;
-      named_ids = suffix(comp.name(), &id) && comps.insert(id).second;
-      comp_id[static_cast<size_t>(c)] = id;
-      for (int i = 0; i < comp.instructions_size() && named_ids; ++i) {
-        named_ids = suffix(comp.instructions(i).name(), &id) && instrs.insert(id).second;
-        instr_id[static_cast<size_t>(c)].push_back(id);
+  absl::flat_hash_set<int64_t> comps;
+  std::vector<int64_t> all;
+  for (size_t c = 0; c < count && named_ids; ++c) {
+    const int64_t id = NameNumber(done_[c]->name());
+    named_ids = id >= 0 && comps.insert(id).second;
+    (*comp_id)[c] = id;
+    std::vector<int64_t>& ids = (*instr_id)[c];
+    if (to_bytes_) {
+      std::deque<int64_t>& numbers = stored_[c].name_numbers;
+      ids.assign(numbers.begin(), numbers.end());
+      numbers = {};
+    } else {
+      for (const xla::HloInstructionProto& i : done_[c]->instructions()) {
+        ids.push_back(NameNumber(i.name()));
       }
     }
+    named_ids = named_ids && absl::c_none_of(ids, [](int64_t i) { return i < 0; });
+    all.insert(all.end(), ids.begin(), ids.end());
   }
+  if (named_ids) {
+    std::sort(all.begin(), all.end());
+    named_ids = std::adjacent_find(all.begin(), all.end()) == all.end();
+  }
+  all = {};
   if (!named_ids) {
     int64_t next = 1;
-    for (int64_t c = 0; c < count; ++c) {
-      std::vector<int64_t>& ids = instr_id[static_cast<size_t>(c)];
-      ids.clear();
-      for (int i = 0; i < done_[static_cast<size_t>(c)]->instructions_size(); ++i) {
-        ids.push_back(next++);
-      }
-      comp_id[static_cast<size_t>(c)] = next++;
+    for (size_t c = 0; c < count; ++c) {
+      const size_t n = to_bytes_ ? stored_[c].stored.size()
+                                 : static_cast<size_t>(done_[c]->instructions_size());
+      std::vector<int64_t>& ids = (*instr_id)[c];
+      ids.resize(n);
+      for (int64_t& id : ids) id = next++;
+      (*comp_id)[c] = next++;
     }
   }
-  for (int64_t c = 0; c < count; ++c) {
-    xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
-    const std::vector<int64_t>& ids = instr_id[static_cast<size_t>(c)];
-    std::vector<const xla::HloInstructionProto*> params;
-    bool dense = true;
-    for (int i = 0; i < comp.instructions_size(); ++i) {
-      xla::HloInstructionProto& instr = *comp.mutable_instructions(i);
-      instr.set_id(ids[static_cast<size_t>(i)]);
-      for (int64_t& o : *instr.mutable_operand_ids()) o = ids[static_cast<size_t>(o)];
-      for (int64_t& o : *instr.mutable_control_predecessor_ids()) {
-        o = ids[static_cast<size_t>(o)];
-      }
-      for (int64_t& o : *instr.mutable_called_computation_ids()) {
-        o = comp_id[static_cast<size_t>(o)];
-      }
-      if (instr.opcode() == "parameter") {
-        const int64_t number = instr.parameter_number();
-        if (number >= comp.instructions_size()) {
-          dense = false;
-        } else {
-          if (static_cast<int64_t>(params.size()) <= number) {
-            params.resize(static_cast<size_t>(number) + 1, nullptr);
-          }
-          params[static_cast<size_t>(number)] = &instr;
-        }
-      }
+}
+
+// A computation's id, program shape (parameters by number when they are
+// 0..n-1, with their names; the root's shape), root id and schedule, once
+// the ids are known.
+void Parser::FinishComputationProto(int64_t c, const std::vector<int64_t>& ids,
+                                    int64_t id) {
+  xla::HloComputationProto& comp = *done_[static_cast<size_t>(c)];
+  const std::vector<std::pair<int64_t, int64_t>>& positions =
+      stored_[static_cast<size_t>(c)].parameter_positions;
+  const int64_t n = static_cast<int64_t>(ids.size());
+  std::vector<int64_t> params;  // number -> position
+  bool dense = true;
+  for (const auto& [number, position] : positions) {
+    if (number >= n) {
+      dense = false;
+      break;
     }
-    for (const auto* p : params) dense = dense && p != nullptr;
-    comp.set_id(comp_id[static_cast<size_t>(c)]);
-    const int64_t root = comp.root_id();
-    xla::ProgramShapeProto* ps = comp.mutable_program_shape();
-    if (dense) {
-      for (const auto* p : params) {
-        *ps->add_parameters() = p->shape();
-        ps->add_parameter_names(p->name());
-      }
+    if (static_cast<int64_t>(params.size()) <= number) {
+      params.resize(static_cast<size_t>(number) + 1, -1);
     }
-    *ps->mutable_result() = comp.instructions(static_cast<int>(root)).shape();
-    comp.set_root_id(ids[static_cast<size_t>(root)]);
-    if (is_scheduled_ && !comp.is_fusion_computation()) {
-      auto& seq = (*module_.mutable_schedule()->mutable_sequences())[comp.id()];
-      seq.mutable_instruction_ids()->Reserve(comp.instructions_size());
-      for (const xla::HloInstructionProto& i : comp.instructions()) {
-        seq.add_instruction_ids(i.id());
-      }
+    params[static_cast<size_t>(number)] = position;
+  }
+  for (int64_t p : params) dense = dense && p >= 0;
+  comp.set_id(id);
+  const int64_t root = comp.root_id();
+  xla::ProgramShapeProto* ps = comp.mutable_program_shape();
+  if (dense) {
+    for (int64_t p : params) {
+      const xla::HloInstructionProto& instr = DoneAt(c, p);
+      *ps->add_parameters() = instr.shape();
+      ps->add_parameter_names(instr.name());
     }
   }
+  *ps->mutable_result() = DoneAt(c, root).shape();
+  comp.set_root_id(ids[static_cast<size_t>(root)]);
+  if (is_scheduled_ && !comp.is_fusion_computation()) {
+    auto& seq = (*module_.mutable_schedule()->mutable_sequences())[id];
+    seq.mutable_instruction_ids()->Add(ids.begin(), ids.end());
+  }
+}
+
+void Parser::FinishModule() {
+  const int64_t count = static_cast<int64_t>(done_.size());
+  const int64_t entry = entry_ >= 0 ? entry_ : count - 1;
   const xla::HloComputationProto& e = *done_[static_cast<size_t>(entry)];
   if (module_.name().empty()) module_.set_name(absl::StrCat("module_", e.name()));
   module_.set_entry_computation_name(e.name());
@@ -951,6 +1091,30 @@ bool Parser::Finish(ParsedHloText* out) {
     *module_.mutable_host_program_shape() = std::move(host);
   }
   extras_.has_entry_computation_layout = has_layout_;
+}
+
+bool Parser::Finish(ParsedHloText* out) {
+  std::vector<std::vector<int64_t>> instr_id;
+  std::vector<int64_t> comp_id;
+  AssignIds(&instr_id, &comp_id);
+  const size_t count = done_.size();
+  for (size_t c = 0; c < count; ++c) {
+    xla::HloComputationProto& comp = *done_[c];
+    const std::vector<int64_t>& ids = instr_id[c];
+    for (int i = 0; i < comp.instructions_size(); ++i) {
+      xla::HloInstructionProto& instr = *comp.mutable_instructions(i);
+      instr.set_id(ids[static_cast<size_t>(i)]);
+      for (int64_t& o : *instr.mutable_operand_ids()) o = ids[static_cast<size_t>(o)];
+      for (int64_t& o : *instr.mutable_control_predecessor_ids()) {
+        o = ids[static_cast<size_t>(o)];
+      }
+      for (int64_t& o : *instr.mutable_called_computation_ids()) {
+        o = comp_id[static_cast<size_t>(o)];
+      }
+    }
+    FinishComputationProto(static_cast<int64_t>(c), ids, comp_id[c]);
+  }
+  FinishModule();
   module_.mutable_computations()->Reserve(static_cast<int>(count));
   for (auto& c : done_) module_.mutable_computations()->AddAllocated(c.release());
   out->module = std::move(module_);
@@ -958,19 +1122,250 @@ bool Parser::Finish(ParsedHloText* out) {
   return true;
 }
 
+namespace {
+
+// Output through `write` in pieces of about 256 KiB.
+class PieceWriter {
+ public:
+  explicit PieceWriter(absl::FunctionRef<bool(absl::string_view)> write)
+      : write_(write) {
+    buffer_.reserve(kPieceBytes + 4096);
+  }
+  std::string* buffer() { return &buffer_; }
+  // Writes the buffer once it is a piece; false when write refused.
+  bool Maybe() { return buffer_.size() < kPieceBytes || Flush(); }
+  bool Flush() {
+    const bool ok = buffer_.empty() || write_(buffer_);
+    buffer_.clear();
+    return ok;
+  }
+
+ private:
+  static constexpr size_t kPieceBytes = size_t{256} << 10;
+  absl::FunctionRef<bool(absl::string_view)> write_;
+  std::string buffer_;
+};
+
+// Calls f(number, wire_type, field) for each top-level field of `bytes`
+// (field: its whole encoding, tag included); false on bytes that are not
+// a message (the parser's own serialization always is one).
+template <class F>
+bool ForEachField(absl::string_view bytes, F f) {
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  while (p < end) {
+    const char* begin = p;
+    uint64_t tag = 0, v = 0;
+    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) return false;
+    const auto type = static_cast<wire::WireType>(tag & 7);
+    switch (type) {
+      case wire::kVarint:
+        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) return false;
+        break;
+      case wire::kFixed64:
+        if (end - p < 8) return false;
+        p += 8;
+        break;
+      case wire::kFixed32:
+        if (end - p < 4) return false;
+        p += 4;
+        break;
+      case wire::kLen:
+        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk ||
+            v > static_cast<uint64_t>(end - p)) {
+          return false;
+        }
+        p += v;
+        break;
+      default:
+        return false;
+    }
+    f(static_cast<uint32_t>(tag >> 3), type,
+      absl::string_view(begin, static_cast<size_t>(p - begin)));
+  }
+  return true;
+}
+
+// Instruction fields the parser stores by position (HloInstructionProto).
+constexpr uint32_t kIdField = 35, kOperandIdsField = 36,
+                   kControlPredecessorIdsField = 37, kCalledComputationIdsField = 38;
+
+// `record` (an instruction as the parser stored it: no id, operands and
+// control predecessors by position in their computation, called
+// computations by index) with its ids, appended to *out in protobuf's
+// field order.
+bool AppendWithIds(absl::string_view record, int64_t id,
+                   const std::vector<int64_t>& ids,
+                   const std::vector<int64_t>& comp_ids, std::string* out) {
+  bool id_written = false;
+  auto write_id = [&] {
+    id_written = true;
+    if (id != 0) wire::AppendVarintField(out, kIdField, static_cast<uint64_t>(id));
+  };
+  bool ok = true;
+  std::string packed;
+  const bool walked = ForEachField(record, [&](uint32_t number, wire::WireType type,
+                                               absl::string_view field) {
+    if (!id_written && number > kIdField) write_id();
+    if (number < kOperandIdsField || number > kCalledComputationIdsField) {
+      out->append(field.data(), field.size());
+      return;
+    }
+    const std::vector<int64_t>& map =
+        number == kCalledComputationIdsField ? comp_ids : ids;
+    auto mapped = [&](uint64_t v, uint64_t* m) {
+      if (v >= map.size()) return false;
+      *m = static_cast<uint64_t>(map[static_cast<size_t>(v)]);
+      return true;
+    };
+    const char* p = field.data();
+    const char* const end = p + field.size();
+    uint64_t tag = 0, v = 0, m = 0;
+    wire::ReadVarint(&p, end, &tag);
+    if (type == wire::kVarint) {
+      wire::ReadVarint(&p, end, &v);
+      if (!mapped(v, &m)) {
+        ok = false;
+        return;
+      }
+      wire::AppendVarintField(out, number, m);
+      return;
+    }
+    if (type != wire::kLen) {
+      ok = false;
+      return;
+    }
+    wire::ReadVarint(&p, end, &v);  // the payload's size: to the field's end
+    packed.clear();
+    while (p < end) {
+      if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk || !mapped(v, &m)) {
+        ok = false;
+        return;
+      }
+      wire::AppendVarint(&packed, m);
+    }
+    wire::AppendLenField(out, number, packed);
+  });
+  if (!id_written) write_id();
+  return ok && walked;
+}
+
+std::string DeterministicBytes(const google::protobuf::Message& m) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&out);
+  }
+  return bytes;
+}
+
+// Appends the fields of `shell` numbered below `field` (before == true)
+// or above it.
+void AppendFieldsAround(absl::string_view shell, uint32_t field, bool before,
+                        std::string* out) {
+  ForEachField(shell, [&](uint32_t number, wire::WireType, absl::string_view f) {
+    if (before ? number < field : number > field) out->append(f.data(), f.size());
+  });
+}
+
+}  // namespace
+
+bool Parser::FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
+                           HloModuleTextExtras* extras) {
+  std::vector<std::vector<int64_t>> instr_id;
+  std::vector<int64_t> comp_id;
+  AssignIds(&instr_id, &comp_id);
+  const size_t count = done_.size();
+  for (size_t c = 0; c < count; ++c) {
+    FinishComputationProto(static_cast<int64_t>(c), instr_id[c], comp_id[c]);
+  }
+  FinishModule();
+  auto broken = [&] {
+    status_ = absl::InternalError(
+        "HLO text to bytes: a stored instruction is not the message the "
+        "parser serialized");
+    return false;
+  };
+  auto refused = [&] {
+    status_ = absl::UnavailableError(
+        "HLO text to bytes: the output refused the serialized module");
+    return false;
+  };
+  store_.Seal();
+  PieceWriter out(write);
+  const std::string module_shell = DeterministicBytes(module_);
+  AppendFieldsAround(module_shell, 3, /*before=*/true, out.buffer());
+  std::string scratch;
+  std::vector<size_t> sizes;
+  for (size_t c = 0; c < count; ++c) {
+    const StoredComputation& sc = stored_[c];
+    const std::vector<int64_t>& ids = instr_id[c];
+    const std::string shell = DeterministicBytes(*done_[c]);
+    // The instructions' sizes with their ids, then the computation.
+    uint64_t total = shell.size();
+    sizes.clear();
+    for (size_t i = 0; i < sc.stored.size(); ++i) {
+      scratch.clear();
+      if (!AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, &scratch)) {
+        return broken();
+      }
+      sizes.push_back(scratch.size());
+      total += wire::LenFieldSize(2, scratch.size());
+    }
+    wire::AppendLenHeader(out.buffer(), 3, total);
+    AppendFieldsAround(shell, 2, /*before=*/true, out.buffer());
+    for (size_t i = 0; i < sc.stored.size(); ++i) {
+      wire::AppendLenHeader(out.buffer(), 2, sizes[i]);
+      AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, out.buffer());
+      store_.Release(sc.stored[i]);
+      if (!out.Maybe()) return refused();
+    }
+    AppendFieldsAround(shell, 2, /*before=*/false, out.buffer());
+  }
+  AppendFieldsAround(module_shell, 3, /*before=*/false, out.buffer());
+  if (!out.Flush()) return refused();
+  *extras = std::move(extras_);
+  return true;
+}
+
 }  // namespace internal
+
+namespace {
+
+absl::Status CheckTextSize(std::string_view text, const HloParseOptions& options) {
+  const size_t max = std::min(options.max_text_bytes, HloParseOptions::kDefaultMaxTextBytes);
+  if (text.size() > max) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "HLO text of ", text.size(), " bytes: expected at most ", max,
+        " bytes (HloParseOptions::max_text_bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<ParsedHloText> ParseHloText(std::string_view text,
                                            const HloParseOptions& options) {
-  if (text.size() > options.max_text_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "HLO text of ", text.size(), " bytes: expected at most ",
-        options.max_text_bytes, " bytes (HloParseOptions::max_text_bytes)"));
-  }
+  if (absl::Status s = CheckTextSize(text, options); !s.ok()) return s;
   internal::Parser parser(Sv(text), options);
   ParsedHloText out;
   if (absl::Status s = parser.Run(&out); !s.ok()) return s;
   return out;
+}
+
+absl::StatusOr<HloModuleTextExtras> ParseHloTextToProto(
+    std::string_view text, absl::FunctionRef<bool(std::string_view)> write,
+    const HloParseOptions& options) {
+  if (absl::Status s = CheckTextSize(text, options); !s.ok()) return s;
+  internal::Parser parser(Sv(text), options, /*to_bytes=*/true);
+  HloModuleTextExtras extras;
+  absl::Status s = parser.RunToBytes(
+      [&](absl::string_view piece) { return write(std::string_view(piece.data(), piece.size())); },
+      &extras);
+  if (!s.ok()) return s;
+  return extras;
 }
 
 }  // namespace decomposed::hlo

@@ -20,11 +20,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "decomposed/hlo/opcode.h"
 #include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/text.h"
 #include "decomposed/proto/hlo.pb.h"
+#include "google/protobuf/arena.h"
 #include "lexer.h"
 
 namespace decomposed::hlo::internal {
@@ -61,18 +63,70 @@ enum class Attr : uint8_t {
 };
 using AttrSet = std::bitset<static_cast<size_t>(Attr::kNumAttrs)>;
 
+// Where a serialized instruction is in a RecordStore.
+struct StoredRecord {
+  uint32_t chunk = 0, offset = 0;
+};
+
+// Serialized records, each its size's varint then its bytes, in chunks
+// of 1 MiB (a larger record gets a chunk of its own): the parse's output
+// grows without a reallocation's copy, a record stays where it was
+// written, and once every record of a chunk is released the chunk is
+// freed.
+class RecordStore {
+ public:
+  // Room for `n` bytes at the end; *where says where they are.
+  char* Append(size_t n, StoredRecord* where);
+  absl::string_view View(const StoredRecord& r) const;
+  // No record is appended after this; Release frees each chunk whose
+  // records have all been released.
+  void Seal() { sealed_ = true; }
+  void Release(const StoredRecord& r);
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::vector<uint32_t> live_;  // per chunk, records not released
+  size_t used_ = 0, capacity_ = 0;
+  bool sealed_ = false;
+};
+
+// A shape as written: its offset and size in the text (which is at most
+// 4 GiB, HloParseOptions).
+struct TextSpan {
+  uint32_t offset = 0, size = 0;
+};
+
 // One computation being parsed: its proto (instructions hold, until the
 // end, the positions of their operands in this list and of their called
-// computations in the finished list) and its name scope.
+// computations in the finished list) and its name scope. Parsing to bytes
+// (ParseHloTextToProto), the proto holds no instructions: each is
+// serialized into the parser's RecordStore as it ends (`stored`, with its
+// name in `names`).
 struct ComputationState {
   std::unique_ptr<xla::HloComputationProto> proto =
       std::make_unique<xla::HloComputationProto>();
+  // Per instruction (deques: no reallocation's slack or copy on a
+  // computation of a million instructions).
   absl::flat_hash_map<absl::string_view, int64_t> scope;  // name -> position
-  std::vector<size_t> name_offsets;       // per instruction, for messages
-  std::vector<absl::string_view> shape_text;  // per instruction, as written
+  std::deque<uint32_t> name_offsets;  // for messages
+  std::deque<TextSpan> shape_text;    // as written
   absl::flat_hash_map<int64_t, size_t> parameters;  // number -> offset
   int64_t root = -1;
   size_t root_offset = 0;
+  std::deque<StoredRecord> stored;
+  // The number a name ends in (`add.12`: 12), or -1: the ids XLA's names
+  // give (Parser::AssignIds).
+  std::deque<int64_t> name_numbers;
+  std::vector<std::pair<int64_t, int64_t>> parameter_positions;  // number, position
+};
+
+// A finished computation's parameters, and parsing to bytes its
+// instructions.
+struct StoredComputation {
+  std::deque<StoredRecord> stored;
+  std::deque<int64_t> name_numbers;
+  std::vector<std::pair<int64_t, int64_t>> parameter_positions;
 };
 
 // Called computations by role, put in XLA's order once all attributes are
@@ -85,10 +139,16 @@ struct CalledComputations {
 
 class Parser {
  public:
-  Parser(absl::string_view text, const HloParseOptions& options)
-      : lexer_(text), options_(options) {}
+  // `to_bytes`: instructions are serialized as they end, for RunToBytes.
+  Parser(absl::string_view text, const HloParseOptions& options,
+         bool to_bytes = false);
 
   absl::Status Run(ParsedHloText* out);
+  // The module serialized through `write`, field by field in protobuf's
+  // order (deterministic: as SerializeToString with deterministic
+  // serialization writes the module Run gives).
+  absl::Status RunToBytes(absl::FunctionRef<bool(absl::string_view)> write,
+                          HloModuleTextExtras* extras);
 
   // --- Errors ---------------------------------------------------------------
   // Records `line L, column C: expected <expected>, found <found>` at the
@@ -191,10 +251,28 @@ class Parser {
   bool ParseInstruction(ComputationState& comp);
   // The rest of an instruction after `name =` (and the shape, when
   // `shape_parsed`): its position in comp.
+  // `instr` (its shape set) is NewInstruction's.
   bool ParseInstructionBody(ComputationState& comp, absl::string_view name,
-                            size_t name_offset, xla::ShapeProto* shape,
+                            size_t name_offset, xla::HloInstructionProto* instr,
+                            std::unique_ptr<xla::HloInstructionProto> owner,
                             absl::string_view shape_text, bool allow_attributes,
                             int64_t* position);
+  // An instruction to fill: on the heap (owned by *owner), or parsing to
+  // bytes on the parser's arena, which is reset when no instruction is
+  // open (*owner stays null).
+  xla::HloInstructionProto* NewInstruction(
+      std::unique_ptr<xla::HloInstructionProto>* owner);
+  // Appends a finished instruction named `name` (a view that stays valid)
+  // to comp: moved into its proto (from `owner`), or serialized.
+  void AddInstruction(ComputationState& comp, const xla::HloInstructionProto& instr,
+                      std::unique_ptr<xla::HloInstructionProto> owner,
+                      absl::string_view name);
+  int64_t Count(const ComputationState& comp) const {
+    return to_bytes_ ? static_cast<int64_t>(comp.stored.size())
+                     : comp.proto->instructions_size();
+  }
+  // Ends comp: its root, and its place in the finished list (returned).
+  int64_t FinishComputation(ComputationState& comp);
   bool ParseOperands(ComputationState& comp, xla::HloInstructionProto* instr);
   bool SkipKnownOperandShape(const ComputationState& comp, int64_t* position);
   // `<op>-start(...)`, `<op>-update(...)`, `<op>-done(...)`: XLA's async
@@ -205,17 +283,44 @@ class Parser {
   // The position of `name` in comp, or fail.
   bool LookUp(const ComputationState& comp, absl::string_view name,
               size_t name_offset, int64_t* position);
+  // An instruction of comp, or of a finished computation (by index): the
+  // proto's, or parsed back from its record into a lookup object (valid
+  // until the next lookup of the same kind).
   const xla::HloInstructionProto& At(const ComputationState& comp,
-                                     int64_t position) const {
-    return comp.proto->instructions(static_cast<int>(position));
-  }
+                                     int64_t position) const;
+  const xla::HloInstructionProto& DoneAt(int64_t computation,
+                                         int64_t position) const;
   // The name itself, or a new one made unique; stays valid while the
   // parser lives.
   absl::string_view UniqueInstructionName(absl::string_view name);
   bool Finish(ParsedHloText* out);
+  // Finish's ids: XLA's, by the rule Finish explains.
+  void AssignIds(std::vector<std::vector<int64_t>>* instr_id,
+                 std::vector<int64_t>* comp_id);
+  absl::string_view ShapeText(const ComputationState& comp, int64_t position) const {
+    const TextSpan& t = comp.shape_text[static_cast<size_t>(position)];
+    return lexer_.source().substr(t.offset, t.size);
+  }
+  // The module's own fields once the computations are done (entry, host
+  // program shape).
+  void FinishComputationProto(int64_t c, const std::vector<int64_t>& ids, int64_t id);
+  void FinishModule();
+  bool FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
+                     HloModuleTextExtras* extras);
 
   Lexer lexer_;
   HloParseOptions options_;
+  const bool to_bytes_;
+  // Parsing to bytes: instructions are built on arena_ (its first block
+  // kept across resets) and serialized into store_.
+  std::unique_ptr<char[]> arena_block_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  int open_instructions_ = 0;
+  RecordStore store_;
+  std::vector<StoredComputation> stored_;  // per finished computation (done_)
+  mutable xla::HloInstructionProto lookup_, done_lookup_;
+  mutable const char* lookup_record_ = nullptr;
+  mutable const char* done_lookup_record_ = nullptr;
   xla::ShapeProto scratch_shape_;  // operand shapes, reused
   // Reading the attributes of a sugared async-start (`negate-start(...)`):
   // the wrapped op's, and the start's own.
@@ -231,7 +336,6 @@ class Parser {
   // Computations in the order they end: their protos move into module_
   // at the end.
   std::vector<std::unique_ptr<xla::HloComputationProto>> done_;
-  std::vector<std::vector<size_t>> done_name_offsets_;
   absl::flat_hash_map<absl::string_view, int64_t> computation_by_name_;
   int64_t entry_ = -1;
   size_t entry_offset_ = 0;

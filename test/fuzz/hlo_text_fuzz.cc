@@ -9,6 +9,9 @@
 // it, the printed text parses again and prints the same text again: print
 // and parse agree on everything the printer writes.
 //
+// The text parsed to bytes (ParseHloTextToProto) gives the same error, or
+// the built module's deterministic serialization.
+//
 // The same bytes as a torch-xla graph dump (hlo/tensors_dump.h): the split
 // either fails with `line N: expected X, found Y` or gives pieces that are
 // the text again, in order, and printing the dump ends in success or an
@@ -27,6 +30,8 @@
 #include "decomposed/hlo/validate.h"
 #include "decomposed/io/byte_sink.h"
 #include "fuzz_util.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 
 using namespace decomposed;
@@ -89,9 +94,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!small.ok()) CheckError(small.status());
 
   absl::StatusOr<hlo::ParsedHloText> parsed = hlo::ParseHloText(text);
+  std::string bytes;
+  absl::StatusOr<hlo::HloModuleTextExtras> written =
+      hlo::ParseHloTextToProto(text, [&](std::string_view p) {
+        bytes.append(p);
+        return true;
+      });
+  FUZZ_CHECK(written.status() == parsed.status());
   if (!parsed.ok()) {
     CheckError(parsed.status());
     return 0;
+  }
+  {
+    std::string built;
+    google::protobuf::io::StringOutputStream stream(&built);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    FUZZ_CHECK(parsed->module.SerializeToCodedStream(&out));
+    out.Trim();
+    FUZZ_CHECK(built == bytes);
+    FUZZ_CHECK(written->config_attributes == parsed->extras.config_attributes);
   }
   // What parses within the small bound parses within the default one.
   FUZZ_CHECK(!small.ok() || parsed.ok());

@@ -4,6 +4,7 @@
 // (bytes worked out by hand from the formats), and errors with their exact
 // `line L, column C: expected X, found Y` messages.
 #include "decomposed/hlo/parse.h"
+#include "hlo_parse_both.h"
 
 #include <cmath>
 #include <cstring>
@@ -21,14 +22,14 @@ namespace decomposed::hlo {
 namespace {
 
 ParsedHloText Parse(std::string_view text) {
-  absl::StatusOr<ParsedHloText> t = ParseHloText(text);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(text);
   EXPECT_TRUE(t.ok()) << t.status();
   if (!t.ok()) return {};
   return *std::move(t);
 }
 
 std::string Error(std::string_view text) {
-  absl::StatusOr<ParsedHloText> t = ParseHloText(text);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(text);
   if (t.ok()) return "parsed";
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   return std::string(t.status().message());
@@ -1319,17 +1320,17 @@ TEST(HloParseErrorTest, NestingIsBounded) {
   EXPECT_NE(e2.find("expected nesting at most 128 deep"), std::string::npos) << e2;
   HloParseOptions shallow;
   shallow.max_depth = 4;
-  EXPECT_FALSE(ParseHloText("ENTRY e { ROOT p = (((f32[]))) parameter(0) }",
+  EXPECT_FALSE(ParseBothWays("ENTRY e { ROOT p = (((f32[]))) parameter(0) }",
                             shallow)
                    .ok());
-  EXPECT_TRUE(ParseHloText("ENTRY e { ROOT p = ((f32[])) parameter(0) }", shallow)
+  EXPECT_TRUE(ParseBothWays("ENTRY e { ROOT p = ((f32[])) parameter(0) }", shallow)
                   .ok());
 }
 
 TEST(HloParseErrorTest, TextLargerThanTheLimit) {
   HloParseOptions small;
   small.max_text_bytes = 8;
-  absl::StatusOr<ParsedHloText> t = ParseHloText("ENTRY e { }", small);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays("ENTRY e { }", small);
   EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted);
 }
 

@@ -59,6 +59,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "decomposed/hlo/text.h"
 
@@ -71,15 +72,39 @@ struct HloParseOptions {
   // that the parser's recursion stays within a thread's stack.
   static constexpr int kDefaultMaxDepth = 128;
   int max_depth = kDefaultMaxDepth;
-  // Text larger than this is refused before it is read (kResourceExhausted):
-  // byte offsets stay exact and the parser's memory stays a small multiple
-  // of the text.
+  // Text larger than this, or than 4 GiB whatever this says, is refused
+  // before it is read (kResourceExhausted): the parser keeps byte offsets
+  // in 32 bits, and its memory stays a small multiple of the text.
   static constexpr size_t kDefaultMaxTextBytes = size_t{1} << 32;
   size_t max_text_bytes = kDefaultMaxTextBytes;
 };
 
 absl::StatusOr<ParsedHloText> ParseHloText(std::string_view text,
                                            const HloParseOptions& options = {});
+
+// The same parse with the module written, not built: the serialized
+// HloModuleProto goes through `write` in pieces (a false return stops the
+// parse, kUnavailable), and the text's extras are returned. Each
+// instruction is serialized as it ends, so the parse holds about the
+// serialized module's size (protobuf's objects for a module take some ten
+// times that): what `decomposed hlo TEXT --to-proto` and `pack --module
+// TEXT` use. The bytes are protobuf's deterministic serialization of the
+// module ParseHloText gives for the same text, and the errors are its
+// errors (nothing is written after one; pieces written before it
+// stay written: write to a temp file, as the CLI does).
+//
+// Example:
+//   std::string bytes;
+//   absl::StatusOr<decomposed::hlo::HloModuleTextExtras> extras =
+//       decomposed::hlo::ParseHloTextToProto(
+//           "ENTRY e { ROOT p = f32[2] parameter(0) }", [&](std::string_view p) {
+//             bytes.append(p);
+//             return true;
+//           });
+//   if (!extras.ok()) return extras.status();
+absl::StatusOr<HloModuleTextExtras> ParseHloTextToProto(
+    std::string_view text, absl::FunctionRef<bool(std::string_view)> write,
+    const HloParseOptions& options = {});
 
 }  // namespace decomposed::hlo
 

@@ -40,6 +40,10 @@ struct HloModuleTextExtras {
   // with "," alone, as XLA did until 2023 (later: ", " and an
   // `/*index=N*/` comment before every 5th); the printer then does too.
   bool compact_entry_layout_parameters = false;
+  // True when the text closed a computation with `} // <name>`, as XLA does
+  // with HloPrintOptions::print_name_after_closing_brace (its dumps for
+  // some years, its GPU profiler annotations): the printer then does too.
+  bool name_after_closing_brace = false;
 };
 
 // A module parsed from text: the proto and what the proto cannot hold.
