@@ -387,6 +387,16 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     r = expect(0, ["hlo", proto, "--json"])
     if json.loads(r.stdout)["instructions"] != 6:
         failures.append(f"hlo --json: {r.stdout[:300]!r}")
+    # Text parsed straight to bytes: an error leaves no output and names
+    # the file, the line and the operand.
+    bad_text, bad_pb = os.path.join(tmp, "bad.hlo"), os.path.join(tmp, "bad.pb")
+    with open(bad_text, "w") as f:
+        f.write("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                "  ROOT n = f32[2] negate(q)\n}\n")
+    r = expect(1, ["hlo", bad_text, "--to-proto", "-o", bad_pb], "hlo")
+    if os.path.exists(bad_pb) or "line 4" not in r.stderr or '"q"' not in r.stderr:
+        failures.append(f"hlo --to-proto of bad text: {r.stderr[:300]!r}, "
+                        f"output left: {os.path.exists(bad_pb)}")
     # torch-xla's graph dump: one graph is a module file to every command;
     # of several, --to-proto needs --graph.
     with open(short) as f:

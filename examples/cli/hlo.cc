@@ -17,6 +17,7 @@
 
 #include "command.h"
 #include "decomposed/hlo/module.h"
+#include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/summary.h"
 #include "decomposed/hlo/tensors_dump.h"
@@ -24,6 +25,7 @@
 #include "decomposed/io/fd.h"
 #include "decomposed/npy/json_text.h"
 #include "decomposed/snapshot/module_file.h"
+#include "decomposed/status.h"
 
 namespace decomposed::cli {
 namespace {
@@ -124,6 +126,7 @@ Action Setup(CLI::App& app) {
   return [st, &app] {
     ModuleFileOptions read;
     read.graph = st->graph >= 0 ? st->graph : ModuleFileOptions::kEveryGraph;
+    read.keep_hlo_text = st->to_proto;
     absl::StatusOr<ModuleFile> file = ReadModuleFile(st->file, read);
     if (!file.ok()) return Fail(app, file.status());
     if (file->form == ModuleFileForm::kTensorsDump && file->graph < 0) {
@@ -151,6 +154,15 @@ Action Setup(CLI::App& app) {
       // The module as read: fields this library does not declare (a newer
       // XLA's) were kept by protobuf and are written back unchanged.
       absl::Status s = WriteOutput(st->out, [&](auto& sink) {
+        if (file->form == ModuleFileForm::kHloText) {
+          // Parsed straight to bytes: memory about the proto's size.
+          absl::StatusOr<hlo::HloModuleTextExtras> extras = hlo::ParseHloTextToProto(
+              file->dump_text, [&](std::string_view d) { return sink.Write(d); });
+          if (!extras.ok() && sink.status().ok()) {
+            return WithFile(extras.status(), st->file);
+          }
+          return sink.status();
+        }
         std::string bytes;
         if (!file->module.SerializeToString(&bytes)) {
           return absl::InternalError("the module could not be serialized");

@@ -217,7 +217,13 @@ absl::StatusOr<ModuleFile> ParseModuleBytes(std::string_view bytes,
                         "is not a torch-xla graph dump"),
                     file);
   }
-  if (LooksLikeHloText(bytes)) return FromText(bytes, name);
+  if (LooksLikeHloText(bytes)) {
+    if (!options.keep_hlo_text) return FromText(bytes, name);
+    ModuleFile f;
+    f.form = ModuleFileForm::kHloText;
+    f.dump_text = std::string(bytes);
+    return f;
+  }
 
   // A decomposed snapshot: by the snapshot detector's rule.
   {

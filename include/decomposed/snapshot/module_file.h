@@ -94,7 +94,9 @@ struct ModuleFile {
   bool has_extras = false;
   // kTensorsDump: the graph read (0-based) and how many the file holds.
   // Read with ModuleFileOptions::graph = kEveryGraph, `module` is empty and
-  // `dump_text` holds the file's text for hlo::SplitTensorsDump.
+  // `dump_text` holds the file's text for hlo::SplitTensorsDump. Read with
+  // ModuleFileOptions::keep_hlo_text, HLO text is not parsed either: it is
+  // in `dump_text`, for hlo::ParseHloTextToProto.
   int64_t graph = -1;
   int64_t graphs = 0;
   std::string dump_text;
@@ -109,6 +111,11 @@ struct ModuleFileOptions {
   static constexpr int64_t kOnlyGraph = -1;
   static constexpr int64_t kEveryGraph = -2;
   int64_t graph = kOnlyGraph;
+  // HLO text (not a graph dump) is kept unparsed, in ModuleFile::dump_text
+  // with `module` empty: `decomposed hlo TEXT --to-proto` parses it
+  // straight to bytes (hlo::ParseHloTextToProto), never holding protobuf's
+  // objects of the whole module.
+  bool keep_hlo_text = false;
 };
 
 // True when `head` (a file's first bytes, up to 4 KiB) reads as HLO text by
