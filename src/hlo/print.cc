@@ -138,7 +138,12 @@ class ModulePrinter {
  public:
   ModulePrinter(const HloModule& module, const HloPrintOptions& options,
                 const HloModuleTextExtras* extras, TextBuffer& out)
-      : module_(module), style_(StyleOf(options)), extras_(extras), out_(out) {}
+      : module_(module),
+        style_(StyleOf(options)),
+        extras_(extras),
+        name_after_brace_(options.print_name_after_closing_brace ||
+                          (extras != nullptr && extras->name_after_closing_brace)),
+        out_(out) {}
 
   absl::Status Print() {
     FindAsyncComputations();
@@ -208,7 +213,7 @@ class ModulePrinter {
     if (extras_ != nullptr) {
       // Attributes XLA's printer does not know keep the text's order.
       for (const auto& [name, value] : extras_->config_attributes) {
-        if (IsKnownHeaderAttribute(name)) continue;
+        if (IsKnownHeaderAttribute(name) || name == "origin_recovery_table") continue;
         out_.Append(", ");
         out_.Append(name);
         out_.Append('=');
@@ -219,6 +224,8 @@ class ModulePrinter {
       out_.Append(", frontend_attributes=");
       AppendFrontendAttributes(out_, p.frontend_attributes());
     }
+    // XLA prints its origin recovery table after the frontend attributes.
+    AppendConfigAttribute("origin_recovery_table");
     if (style_.metadata) StackFrameIndex(p.stack_frame_index());
     out_.Append("\n\n");
     return absl::OkStatus();
@@ -665,6 +672,10 @@ class ModulePrinter {
       out_.Append(", execution_thread=\"");
       out_.Append(thread);
       out_.Append('"');
+    }
+    if (name_after_brace_ && c.instruction_count() > 5) {
+      out_.Append(" // ");
+      out_.Append(c.name());
     }
     return absl::OkStatus();
   }
@@ -1543,6 +1554,7 @@ class ModulePrinter {
   const HloModule& module_;
   const Style style_;
   const HloModuleTextExtras* extras_;
+  const bool name_after_brace_;
   TextBuffer& out_;
   absl::flat_hash_set<const HloComputation*> skipped_async_;
   struct ShapeSpan {

@@ -19,6 +19,7 @@
 #include "decomposed/hlo/builder.h"
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
+#include "hlo_parse_both.h"
 #include "decomposed/hlo/print.h"
 #include "decomposed/hlo/random_module.h"
 #include "decomposed/hlo/tensors_dump.h"
@@ -32,7 +33,7 @@ namespace {
 
 std::string Reprint(const std::string& text, HloTextStyle style,
                     bool large_constants = false) {
-  absl::StatusOr<ParsedHloText> t = ParseHloText(text);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(text);
   EXPECT_TRUE(t.ok()) << t.status();
   if (!t.ok()) return "";
   absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
@@ -111,7 +112,7 @@ TEST(HloRoundTripTest, TheEntryLayoutOf2023KeepsItsSpelling) {
   later.replace(later.find("{0},f32"), 7, "{0}, f32");
   later.replace(later.find("{0},f32"), 7, "{0}, f32");
   EXPECT_EQ(Reprint(later, HloTextStyle::kShort), later);
-  absl::StatusOr<ParsedHloText> t = ParseHloText(kCompactEntryLayout);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(kCompactEntryLayout);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->extras.compact_entry_layout_parameters);
   // From the proto alone (no text's extras): the later spelling.
@@ -134,7 +135,7 @@ ENTRY main {
 )";
 
 TEST(HloRoundTripTest, TheShortStyleWithMetadata) {
-  absl::StatusOr<ParsedHloText> t = ParseHloText(kShortWithMetadata);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(kShortWithMetadata);
   ASSERT_TRUE(t.ok()) << t.status();
   absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
   ASSERT_TRUE(m.ok()) << m.status();
@@ -256,19 +257,61 @@ TEST(HandWrittenRoundTripTest, ModernStyle) {
 
 TEST(HandWrittenRoundTripTest, ShortStyle) {
   EXPECT_EQ(Reprint(kShortText, HloTextStyle::kShort), kShortText);
-  absl::StatusOr<ParsedHloText> t = ParseHloText(kShortText);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(kShortText);
   ASSERT_TRUE(t.ok());
   EXPECT_FALSE(t->extras.has_entry_computation_layout);
+}
+
+// XLA's print_name_after_closing_brace: `} // <name>` after a computation
+// of more than 5 instructions (body has 8), none after a smaller one (cond
+// 4, main 5). A text that has them prints them again; the option adds
+// them to a text that had none.
+TEST(HandWrittenRoundTripTest, NameAfterClosingBrace) {
+  std::string with = kShortText;
+  const size_t body_end = with.find("}\n\ncond {");
+  ASSERT_NE(body_end, std::string::npos);
+  with.insert(body_end + 1, " // body");
+  EXPECT_EQ(Reprint(with, HloTextStyle::kShort), with);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(with);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->extras.name_after_closing_brace);
+  absl::StatusOr<ParsedHloText> plain = ParseBothWays(kShortText);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->extras.name_after_closing_brace);
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(plain->module);
+  ASSERT_TRUE(m.ok());
+  HloPrintOptions options;
+  options.style = HloTextStyle::kShort;
+  options.print_name_after_closing_brace = true;
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &plain->extras), with);
+  // A comment naming another computation is only a comment.
+  std::string other = kShortText;
+  other.insert(body_end + 1, " // cond");
+  absl::StatusOr<ParsedHloText> o = ParseBothWays(other);
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->extras.name_after_closing_brace);
+}
+
+// XLA's header prints frontend_attributes, then origin_recovery_table.
+TEST(HandWrittenRoundTripTest, OriginRecoveryTableAfterFrontendAttributes) {
+  const std::string body = "\n\nENTRY main {\n  ROOT p = f32[] parameter(0)\n}\n\n";
+  const std::string xla_order =
+      "HloModule m, frontend_attributes={k=\"v\"}, origin_recovery_table={t}" + body;
+  EXPECT_EQ(Reprint(xla_order, HloTextStyle::kShort), xla_order);
+  EXPECT_EQ(Reprint("HloModule m, origin_recovery_table={t}, frontend_attributes={k=\"v\"}" +
+                        body,
+                    HloTextStyle::kShort),
+            xla_order);
 }
 
 // A text in one style printed in the others: the same module.
 TEST(HandWrittenRoundTripTest, AcrossStyles) {
   for (const char* text : {kLongText, kModernText, kShortText}) {
-    absl::StatusOr<ParsedHloText> a = ParseHloText(text);
+    absl::StatusOr<ParsedHloText> a = ParseBothWays(text);
     ASSERT_TRUE(a.ok()) << a.status();
     for (HloTextStyle style : {HloTextStyle::kLong, HloTextStyle::kModern,
                                HloTextStyle::kShort}) {
-      absl::StatusOr<ParsedHloText> b = ParseHloText(Reprint(text, style));
+      absl::StatusOr<ParsedHloText> b = ParseBothWays(Reprint(text, style));
       ASSERT_TRUE(b.ok()) << b.status();
       testing::DiffOptions diff;
       if (style == HloTextStyle::kShort) {
@@ -367,7 +410,7 @@ TEST_P(RandomRoundTripTest, ParsePrintIsTheModule) {
     options.print_large_constants = true;
     const std::string text = PrintHloModuleToString(**m, options);
     ASSERT_FALSE(text.empty()) << seed;
-    absl::StatusOr<ParsedHloText> back = ParseHloText(text);
+    absl::StatusOr<ParsedHloText> back = ParseBothWays(text);
     ASSERT_TRUE(back.ok()) << "seed " << seed << " (" << StyleName(style)
                            << "): " << back.status() << "\n"
                            << text;
@@ -437,7 +480,7 @@ TEST(ElidedRoundTripTest, LargeConstants) {
       options.style = style;
       const std::string text = PrintHloModuleToString(**m, options);
       ASSERT_NE(text.find("constant({...})"), std::string::npos) << text;
-      absl::StatusOr<ParsedHloText> back = ParseHloText(text);
+      absl::StatusOr<ParsedHloText> back = ParseBothWays(text);
       ASSERT_TRUE(back.ok()) << back.status();
       const xla::HloInstructionProto& big =
           back->module.computations(0).instructions(0);
@@ -448,7 +491,7 @@ TEST(ElidedRoundTripTest, LargeConstants) {
       EXPECT_EQ(Reprint(text, style), text);
       options.print_large_constants = true;
       const std::string full = PrintHloModuleToString(**m, options);
-      absl::StatusOr<ParsedHloText> whole = ParseHloText(full);
+      absl::StatusOr<ParsedHloText> whole = ParseBothWays(full);
       ASSERT_TRUE(whole.ok()) << whole.status();
       EXPECT_EQ(testing::DiffModules(*proto, whole->module), "") << full;
     }

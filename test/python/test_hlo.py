@@ -75,6 +75,20 @@ def test_the_2023_entry_layout_spelling_prints_back(tmp_path):
     assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
 
 
+def test_name_after_closing_brace_prints_back(tmp_path):
+    # `} // main` after a computation of more than 5 instructions (main has
+    # 6), as XLA's print_name_after_closing_brace writes it.
+    text = SHORT.replace("tuple(product)\n}\n", "tuple(product)\n} // main\n")
+    assert text != SHORT
+    assert decomposed.hlo.parse(text).text(style="short") == text
+    path = tmp_path / "named.txt"
+    path.write_text(text)
+    loaded = decomposed.hlo.load(path)
+    assert loaded.text(style="short") == text
+    assert pickle.loads(pickle.dumps(loaded)).text(style="short") == text
+    assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
+
+
 def test_parse_and_load_give_the_module_back(example, tmp_path):
     m = decomposed.open(example).module
     p = decomposed.hlo.parse(SHORT)

@@ -68,6 +68,10 @@ struct HloPrintOptions {
   // xla_dump_disable_metadata). Unset: the style's (long and modern yes,
   // short no).
   std::optional<bool> print_metadata;
+  // XLA's option of the same name: a computation of more than 5
+  // instructions closes with `} // <name>` (its name as is, no `%`). Also
+  // on when the extras a parsed text gave say it had them.
+  bool print_name_after_closing_brace = false;
 };
 
 namespace print_internal {
