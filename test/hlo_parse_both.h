@@ -56,6 +56,8 @@ inline absl::StatusOr<ParsedHloText> ParseBothWays(std::string_view text,
               built->extras.compact_entry_layout_parameters);
     EXPECT_EQ(written->name_after_closing_brace,
               built->extras.name_after_closing_brace);
+    EXPECT_EQ(written->operand_index_annotations,
+              built->extras.operand_index_annotations);
   } else {
     EXPECT_TRUE(bytes.empty() || !written.ok());
   }

@@ -35,12 +35,14 @@ class Module(bytes):
     again keeps them."""
 
     def __new__(cls, data=b"", *, config=(), has_entry_layout=True, form=None,
-                compact_entry_layout=False, name_after_brace=False):
+                compact_entry_layout=False, name_after_brace=False,
+                operand_index_annotations=False):
         self = super().__new__(cls, data)
         self._config = [tuple(kv) for kv in config]
         self._has_entry_layout = bool(has_entry_layout)
         self._compact_entry_layout = bool(compact_entry_layout)
         self._name_after_brace = bool(name_after_brace)
+        self._operand_index_annotations = bool(operand_index_annotations)
         self._form = form
         self._summary = None
         return self
@@ -62,7 +64,8 @@ class Module(bytes):
                                      self._config, self._has_entry_layout,
                                      None if metadata is None else bool(metadata),
                                      self._compact_entry_layout,
-                                     self._name_after_brace)
+                                     self._name_after_brace,
+                                     self._operand_index_annotations)
 
     def summary(self) -> dict:
         """The module's facts, as `decomposed hlo --json` writes them."""
@@ -100,22 +103,26 @@ class Module(bytes):
     def __reduce__(self):
         return (_rebuild, (bytes(self), self._config, self._has_entry_layout,
                            self._form, self._compact_entry_layout,
-                           self._name_after_brace))
+                           self._name_after_brace,
+                           self._operand_index_annotations))
 
 
 def _rebuild(data, config, has_entry_layout, form, compact_entry_layout=False,
-             name_after_brace=False):
+             name_after_brace=False, operand_index_annotations=False):
     return Module(data, config=config, has_entry_layout=has_entry_layout,
                   form=form, compact_entry_layout=compact_entry_layout,
-                  name_after_brace=name_after_brace)
+                  name_after_brace=name_after_brace,
+                  operand_index_annotations=operand_index_annotations)
 
 
 def parse(text: str) -> Module:
     """A module from HLO text in any of XLA's styles (docs/hlo.md §3)."""
-    data, config, has_layout, compact, after_brace = _decomposed._hlo_parse(text)
+    data, config, has_layout, compact, after_brace, annotations = \
+        _decomposed._hlo_parse(text)
     return Module(data, config=config, has_entry_layout=has_layout,
                   form="HLO text", compact_entry_layout=compact,
-                  name_after_brace=after_brace)
+                  name_after_brace=after_brace,
+                  operand_index_annotations=annotations)
 
 
 def load(path, graph=None) -> Module:
@@ -132,7 +139,8 @@ def load(path, graph=None) -> Module:
         graph = operator.index(graph)  # an int or a NumPy integer
         if graph < 0:
             raise ValueError(f"graph: expected a graph number from 0, found {graph!r}")
-    data, form, config, has_layout, compact, after_brace = _decomposed._hlo_load(
-        os.fspath(path), -1 if graph is None else graph)
+    data, form, config, has_layout, compact, after_brace, annotations = \
+        _decomposed._hlo_load(os.fspath(path), -1 if graph is None else graph)
     return Module(data, config=config, has_entry_layout=has_layout, form=form,
-                  compact_entry_layout=compact, name_after_brace=after_brace)
+                  compact_entry_layout=compact, name_after_brace=after_brace,
+                  operand_index_annotations=annotations)

@@ -54,7 +54,8 @@ std::string Text(const py::bytes& proto, const std::string& style,
                  bool large_constants,
                  const std::vector<std::pair<std::string, std::string>>& config,
                  bool has_entry_layout, std::optional<bool> metadata,
-                 bool compact_entry_layout, bool name_after_brace) {
+                 bool compact_entry_layout, bool name_after_brace,
+                 bool operand_index_annotations) {
   std::unique_ptr<hlo::HloModule> m = View(proto);
   hlo::HloPrintOptions o;
   o.style = StyleOf(style);
@@ -65,6 +66,7 @@ std::string Text(const py::bytes& proto, const std::string& style,
   extras.has_entry_computation_layout = has_entry_layout;
   extras.compact_entry_layout_parameters = compact_entry_layout;
   extras.name_after_closing_brace = name_after_brace;
+  extras.operand_index_annotations = operand_index_annotations;
   std::string out;
   StringSink sink(&out);
   absl::Status s;
@@ -108,7 +110,8 @@ py::list Instructions(const py::bytes& proto) {
 }
 
 // (module bytes, config attributes, has entry_computation_layout, its
-// parameters in 2023's spelling, whether computations closed with `} // name`).
+// parameters in 2023's spelling, whether computations closed with `} // name`,
+// whether short-style operands had index comments).
 py::tuple Parse(const std::string& text) {
   absl::StatusOr<hlo::ParsedHloText> p;
   {
@@ -120,11 +123,13 @@ py::tuple Parse(const std::string& text) {
                         p->extras.config_attributes,
                         p->extras.has_entry_computation_layout,
                         p->extras.compact_entry_layout_parameters,
-                        p->extras.name_after_closing_brace);
+                        p->extras.name_after_closing_brace,
+                        p->extras.operand_index_annotations);
 }
 
 // (module bytes, form name, config attributes, has entry layout, its
-// parameters in 2023's spelling, whether computations closed with `} // name`).
+// parameters in 2023's spelling, whether computations closed with `} // name`,
+// whether short-style operands had index comments).
 py::tuple Load(const std::string& path, int64_t graph) {
   absl::StatusOr<ModuleFile> f;
   {
@@ -139,7 +144,8 @@ py::tuple Load(const std::string& path, int64_t graph) {
                         f->extras.config_attributes,
                         f->extras.has_entry_computation_layout,
                         f->extras.compact_entry_layout_parameters,
-                        f->extras.name_after_closing_brace);
+                        f->extras.name_after_closing_brace,
+                        f->extras.operand_index_annotations);
 }
 
 }  // namespace
@@ -149,7 +155,8 @@ void RegisterHlo(py::module_& m, ThrowStatusFn throw_status) {
   m.def("_hlo_text", &Text, py::arg("module"), py::arg("style"),
         py::arg("large_constants"), py::arg("config"),
         py::arg("has_entry_layout"), py::arg("metadata") = py::none(),
-        py::arg("compact_entry_layout") = false, py::arg("name_after_brace") = false);
+        py::arg("compact_entry_layout") = false, py::arg("name_after_brace") = false,
+        py::arg("operand_index_annotations") = false);
   m.def("_hlo_summary_json", &SummaryJson);
   m.def("_hlo_instructions", &Instructions);
   m.def("_hlo_parse", &Parse);

@@ -862,6 +862,12 @@ bool Parser::ParseOperands(ComputationState& comp,
   if (EatIf(Tok::kRparen)) return true;
   do {
     const size_t operand_offset = offset();
+    if (instr->operand_ids_size() == 5 && kind() == Tok::kIdent && !CanBeShape() &&
+        absl::EndsWith(lexer_.source().substr(0, operand_offset), "/*index=5*/")) {
+      // `/*index=5*/` before a short-style operand (no `%`, no shape): a
+      // dump with XLA's operand index annotations in the short style.
+      extras_.operand_index_annotations = true;
+    }
     int64_t position = -1;
     xla::ShapeProto* declared = nullptr;
     size_t declared_offset = 0;

@@ -36,7 +36,7 @@ struct Style {
   bool large_constants = false;
 };
 
-Style StyleOf(const HloPrintOptions& o) {
+Style StyleOf(const HloPrintOptions& o, const HloModuleTextExtras* extras) {
   Style s;
   switch (o.style) {
     case HloTextStyle::kLong:
@@ -56,6 +56,13 @@ Style StyleOf(const HloPrintOptions& o) {
   }
   s.large_constants = s.large_constants || o.print_large_constants;
   if (o.print_metadata.has_value()) s.metadata = *o.print_metadata;
+  if (o.print_operand_index_annotation_interval.has_value()) {
+    s.index_interval = static_cast<int>(
+        std::clamp<int64_t>(*o.print_operand_index_annotation_interval, 0, 1 << 30));
+  } else if (o.style == HloTextStyle::kShort && extras != nullptr &&
+             extras->operand_index_annotations) {
+    s.index_interval = 5;
+  }
   return s;
 }
 
@@ -139,7 +146,7 @@ class ModulePrinter {
   ModulePrinter(const HloModule& module, const HloPrintOptions& options,
                 const HloModuleTextExtras* extras, TextBuffer& out)
       : module_(module),
-        style_(StyleOf(options)),
+        style_(StyleOf(options, extras)),
         extras_(extras),
         name_after_brace_(options.print_name_after_closing_brace ||
                           (extras != nullptr && extras->name_after_closing_brace)),

@@ -292,6 +292,38 @@ TEST(HandWrittenRoundTripTest, NameAfterClosingBrace) {
   EXPECT_FALSE(o->extras.name_after_closing_brace);
 }
 
+// A short-style dump with XLA's operand index annotations (`/*index=5*/`
+// before the 6th operand) prints with them again; the option gives them to
+// a text without.
+TEST(HandWrittenRoundTripTest, ShortStyleOperandIndexAnnotations) {
+  const std::string plain =
+      "HloModule m, entry_computation_layout={(f32[])->(f32[], f32[], f32[], "
+      "f32[], f32[], /*index=5*/f32[])}\n\nENTRY main {\n  p = f32[] parameter(0)\n"
+      "  ROOT t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) "
+      "tuple(p, p, p, p, p, p)\n}\n\n";
+  std::string annotated = plain;
+  annotated.replace(annotated.find("p, p)"), 5, "p, /*index=5*/p)");
+  EXPECT_EQ(Reprint(plain, HloTextStyle::kShort), plain);
+  EXPECT_EQ(Reprint(annotated, HloTextStyle::kShort), annotated);
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(annotated);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->extras.operand_index_annotations);
+  absl::StatusOr<ParsedHloText> u = ParseBothWays(plain);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_FALSE(u->extras.operand_index_annotations);
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(u->module);
+  ASSERT_TRUE(m.ok());
+  HloPrintOptions options;
+  options.style = HloTextStyle::kShort;
+  options.print_operand_index_annotation_interval = 5;
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &u->extras), annotated);
+  // The long style's annotations (before `%` names with shapes) are the
+  // style's own, not this.
+  absl::StatusOr<ParsedHloText> l = ParseBothWays(Reprint(plain, HloTextStyle::kLong));
+  ASSERT_TRUE(l.ok());
+  EXPECT_FALSE(l->extras.operand_index_annotations);
+}
+
 // XLA's header prints frontend_attributes, then origin_recovery_table.
 TEST(HandWrittenRoundTripTest, OriginRecoveryTableAfterFrontendAttributes) {
   const std::string body = "\n\nENTRY main {\n  ROOT p = f32[] parameter(0)\n}\n\n";

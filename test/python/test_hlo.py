@@ -89,6 +89,17 @@ def test_name_after_closing_brace_prints_back(tmp_path):
     assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
 
 
+def test_short_operand_index_annotations_print_back():
+    text = ("HloModule m, entry_computation_layout={(f32[])->(f32[], f32[], "
+            "f32[], f32[], f32[], /*index=5*/f32[])}\n\nENTRY main {\n"
+            "  p = f32[] parameter(0)\n  ROOT t = (f32[], f32[], f32[], f32[], "
+            "f32[], /*index=5*/f32[]) tuple(p, p, p, p, p, /*index=5*/p)\n}\n\n")
+    m = decomposed.hlo.parse(text)
+    assert m.text(style="short") == text
+    assert pickle.loads(pickle.dumps(m)).text(style="short") == text
+    assert "/*index=5*/p)" not in decomposed.hlo.Module(bytes(m)).text(style="short")
+
+
 def test_parse_and_load_give_the_module_back(example, tmp_path):
     m = decomposed.open(example).module
     p = decomposed.hlo.parse(SHORT)

@@ -72,6 +72,11 @@ struct HloPrintOptions {
   // instructions closes with `} // <name>` (its name as is, no `%`). Also
   // on when the extras a parsed text gave say it had them.
   bool print_name_after_closing_brace = false;
+  // XLA's print_operand_index_annotation_interval: `/*index=N*/` before
+  // every N-th operand of an operand list (0: none). Unset: the style's
+  // (5 in long and modern, 0 in short; 5 in short too when the extras of
+  // a parsed text say it had them).
+  std::optional<int64_t> print_operand_index_annotation_interval;
 };
 
 namespace print_internal {

@@ -44,6 +44,12 @@ struct HloModuleTextExtras {
   // with HloPrintOptions::print_name_after_closing_brace (its dumps for
   // some years, its GPU profiler annotations): the printer then does too.
   bool name_after_closing_brace = false;
+  // True when the text wrote `/*index=5*/` before the 6th operand of an
+  // operand list in the short style's spelling (no `%`, no operand shape),
+  // as XLA's dumps did whose options kept the operand index annotations
+  // (print_operand_index_annotation_interval 5) in the short style: the
+  // short style then prints them too.
+  bool operand_index_annotations = false;
 };
 
 // A module parsed from text: the proto and what the proto cannot hold.
