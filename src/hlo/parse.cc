@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decomposed/hlo/shape_inference.h"
+#include "decomposed/limits.h"
 #include "decomposed/status.h"
 #include "decomposed/wire/format.h"
 #include "decomposed/wire/writer.h"
@@ -42,6 +43,53 @@ int64_t NameNumber(absl::string_view name) {
   }
   return id;
 }
+
+// Calls f(number, wire_type, field, payload, value) for each top-level
+// field of `bytes` (field: its whole encoding, tag included; payload: a
+// length-delimited field's bytes; value: a varint's value); false on bytes
+// that are not a message (the parser's own serialization always is one).
+template <class F>
+bool ForEachField(absl::string_view bytes, F f) {
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  while (p < end) {
+    const char* begin = p;
+    uint64_t tag = 0, v = 0;
+    absl::string_view payload;
+    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) return false;
+    const auto type = static_cast<wire::WireType>(tag & 7);
+    switch (type) {
+      case wire::kVarint:
+        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) return false;
+        break;
+      case wire::kFixed64:
+        if (end - p < 8) return false;
+        p += 8;
+        break;
+      case wire::kFixed32:
+        if (end - p < 4) return false;
+        p += 4;
+        break;
+      case wire::kLen:
+        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk ||
+            v > static_cast<uint64_t>(end - p)) {
+          return false;
+        }
+        payload = absl::string_view(p, static_cast<size_t>(v));
+        p += v;
+        break;
+      default:
+        return false;
+    }
+    f(static_cast<uint32_t>(tag >> 3), type,
+      absl::string_view(begin, static_cast<size_t>(p - begin)), payload, v);
+  }
+  return true;
+}
+
+// Instruction fields the parser stores by position (HloInstructionProto).
+constexpr uint32_t kIdField = 35, kOperandIdsField = 36,
+                   kControlPredecessorIdsField = 37, kCalledComputationIdsField = 38;
 
 }  // namespace
 
@@ -446,6 +494,16 @@ bool Parser::ParseComputation() {
     }
     c.set_execution_thread(std::move(thread));
   }
+  // `} // name` (after the execution thread, if any): XLA's
+  // print_name_after_closing_brace, printed again so.
+  {
+    const absl::string_view after = lexer_.source().substr(lexer_.prev_end());
+    if (absl::StartsWith(after, " // ") && absl::StartsWith(after.substr(4), name) &&
+        (after.size() == 4 + name.size() || after[4 + name.size()] == '\n' ||
+         after[4 + name.size()] == '\r')) {
+      extras_.name_after_closing_brace = true;
+    }
+  }
   if (is_entry) {
     if (entry_ >= 0) {
       return Fail(begin, "one ENTRY computation",
@@ -471,16 +529,6 @@ bool Parser::ParseInstructionList(absl::string_view name, size_t name_offset,
     }
     if (!ParseInstruction(comp)) return false;
   } while (kind() != Tok::kRbrace);
-  // `} // name`: XLA's print_name_after_closing_brace, printed again so.
-  {
-    const absl::string_view after = lexer_.source().substr(offset() + 1);
-    if (absl::StartsWith(after, " // ") &&
-        absl::StartsWith(after.substr(4), name) &&
-        (after.size() == 4 + name.size() || after[4 + name.size()] == '\n' ||
-         after[4 + name.size()] == '\r')) {
-      extras_.name_after_closing_brace = true;
-    }
-  }
   lexer_.Advance();
   *index = FinishComputation(comp);
   computation_by_name_.emplace(name, *index);
@@ -510,18 +558,29 @@ xla::HloInstructionProto* Parser::NewInstruction(
   return google::protobuf::Arena::CreateMessage<xla::HloInstructionProto>(arena_.get());
 }
 
-void Parser::AddInstruction(ComputationState& comp,
+bool Parser::AddInstruction(ComputationState& comp,
                             const xla::HloInstructionProto& instr,
                             std::unique_ptr<xla::HloInstructionProto> owner,
                             absl::string_view name) {
   if (instr.opcode() == "parameter") {
     comp.parameter_positions.emplace_back(instr.parameter_number(), Count(comp));
+  } else if (instr.opcode() == "fusion") {
+    // Also the fusion a sugared fusion-start wraps.
+    for (int64_t callee : instr.called_computation_ids()) {
+      done_[static_cast<size_t>(callee)]->set_is_fusion_computation(true);
+    }
   }
   if (!to_bytes_) {
     comp.proto->mutable_instructions()->AddAllocated(owner.release());
-    return;
+    return true;
   }
   const size_t n = instr.ByteSizeLong();
+  if (n > limits::kMaxMessageBytes) {
+    status_ = absl::ResourceExhaustedError(absl::StrCat(
+        "HLO text to bytes: instruction \"", name, "\" serializes to ", n,
+        " bytes, over protobuf's limit of ", limits::kMaxMessageBytes));
+    return false;
+  }
   StoredRecord where;
   char* p = store_.Append(n, &where);
   google::protobuf::io::ArrayOutputStream array(p, static_cast<int>(n));
@@ -530,6 +589,7 @@ void Parser::AddInstruction(ComputationState& comp,
   instr.SerializeWithCachedSizes(&out);
   comp.stored.push_back(where);
   comp.name_numbers.push_back(NameNumber(name));
+  return true;
 }
 
 const xla::HloInstructionProto& Parser::At(const ComputationState& comp,
@@ -537,7 +597,7 @@ const xla::HloInstructionProto& Parser::At(const ComputationState& comp,
   if (!to_bytes_) return comp.proto->instructions(static_cast<int>(position));
   const absl::string_view r = store_.View(comp.stored[static_cast<size_t>(position)]);
   if (lookup_record_ != r.data()) {
-    lookup_.ParseFromArray(r.data(), static_cast<int>(r.size()));
+    ReadBack(r, &lookup_);
     lookup_record_ = r.data();
   }
   return lookup_;
@@ -552,10 +612,57 @@ const xla::HloInstructionProto& Parser::DoneAt(int64_t computation,
   const absl::string_view r = store_.View(
       stored_[static_cast<size_t>(computation)].stored[static_cast<size_t>(position)]);
   if (done_lookup_record_ != r.data()) {
-    done_lookup_.ParseFromArray(r.data(), static_cast<int>(r.size()));
+    ReadBack(r, &done_lookup_);
     done_lookup_record_ = r.data();
   }
   return done_lookup_;
+}
+
+// What the parser reads of a finished instruction (its name, opcode,
+// shape, parameter number, called computations and async thread), from its
+// record: not a parse of the whole record, which protobuf may refuse (a
+// string that is not UTF-8, nesting past its recursion limit: the text
+// may have both).
+void Parser::ReadBack(absl::string_view record, xla::HloInstructionProto* out) const {
+  out->Clear();
+  ForEachField(record, [&](uint32_t number, wire::WireType type, absl::string_view,
+                           absl::string_view payload, uint64_t value) {
+    switch (number) {
+      case 1:
+        out->set_name(payload.data(), payload.size());
+        break;
+      case 2:
+        out->set_opcode(payload.data(), payload.size());
+        break;
+      case 3: {
+        google::protobuf::io::CodedInputStream in(
+            reinterpret_cast<const uint8_t*>(payload.data()), static_cast<int>(payload.size()));
+        in.SetRecursionLimit(4 * options_.max_depth + 64);
+        out->mutable_shape()->MergePartialFromCodedStream(&in);
+        break;
+      }
+      case 9:
+        out->set_parameter_number(static_cast<int64_t>(value));
+        break;
+      case kCalledComputationIdsField:
+        if (type == wire::kVarint) {
+          out->add_called_computation_ids(static_cast<int64_t>(value));
+        } else {
+          const char* p = payload.data();
+          const char* const end = p + payload.size();
+          uint64_t v = 0;
+          while (p < end && wire::ReadVarint(&p, end, &v) == wire::VarintResult::kOk) {
+            out->add_called_computation_ids(static_cast<int64_t>(v));
+          }
+        }
+        break;
+      case 79:
+        out->set_async_execution_thread(payload.data(), payload.size());
+        break;
+      default:
+        break;
+    }
+  });
 }
 
 // --- Instructions -------------------------------------------------------------------
@@ -705,13 +812,8 @@ bool Parser::ParseInstructionBody(ComputationState& comp, absl::string_view name
   }
   const absl::string_view unique = UniqueInstructionName(name);
   instr->set_name(unique.data(), unique.size());
-  if (opcode == HloOpcode::kFusion) {
-    for (int64_t callee : instr->called_computation_ids()) {
-      done_[static_cast<size_t>(callee)]->set_is_fusion_computation(true);
-    }
-  }
   *position = Count(comp);
-  AddInstruction(comp, *instr, std::move(owner), unique);
+  if (!AddInstruction(comp, *instr, std::move(owner), unique)) return false;
   if (to_bytes_) --open_instructions_;
   if (!scope_name.empty()) comp.scope.emplace(scope_name, *position);
   comp.name_offsets.push_back(static_cast<uint32_t>(name_offset));
@@ -788,7 +890,7 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
     const absl::string_view param_name = UniqueInstructionName("async_param");
     p->set_name(param_name.data(), param_name.size());
     const xla::HloInstructionProto& added = *p;
-    AddInstruction(w, added, std::move(p), param_name);
+    if (!AddInstruction(w, added, std::move(p), param_name)) return false;
     w.name_offsets.push_back(static_cast<uint32_t>(opcode_offset));
     w.shape_text.emplace_back();
   }
@@ -836,7 +938,7 @@ bool Parser::ParseSugaredAsync(ComputationState& comp, HloOpcode async_opcode,
   op->set_name(op_name.data(), op_name.size());
   w.root = Count(w);
   const xla::HloInstructionProto& added = *op;
-  AddInstruction(w, added, std::move(op), op_name);
+  if (!AddInstruction(w, added, std::move(op), op_name)) return false;
   const int64_t index = FinishComputation(w);
   computation_by_name_.emplace(computation_name, index);
   instr->add_called_computation_ids(index);
@@ -1152,49 +1254,6 @@ class PieceWriter {
   std::string buffer_;
 };
 
-// Calls f(number, wire_type, field) for each top-level field of `bytes`
-// (field: its whole encoding, tag included); false on bytes that are not
-// a message (the parser's own serialization always is one).
-template <class F>
-bool ForEachField(absl::string_view bytes, F f) {
-  const char* p = bytes.data();
-  const char* const end = p + bytes.size();
-  while (p < end) {
-    const char* begin = p;
-    uint64_t tag = 0, v = 0;
-    if (wire::ReadVarint(&p, end, &tag) != wire::VarintResult::kOk) return false;
-    const auto type = static_cast<wire::WireType>(tag & 7);
-    switch (type) {
-      case wire::kVarint:
-        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk) return false;
-        break;
-      case wire::kFixed64:
-        if (end - p < 8) return false;
-        p += 8;
-        break;
-      case wire::kFixed32:
-        if (end - p < 4) return false;
-        p += 4;
-        break;
-      case wire::kLen:
-        if (wire::ReadVarint(&p, end, &v) != wire::VarintResult::kOk ||
-            v > static_cast<uint64_t>(end - p)) {
-          return false;
-        }
-        p += v;
-        break;
-      default:
-        return false;
-    }
-    f(static_cast<uint32_t>(tag >> 3), type,
-      absl::string_view(begin, static_cast<size_t>(p - begin)));
-  }
-  return true;
-}
-
-// Instruction fields the parser stores by position (HloInstructionProto).
-constexpr uint32_t kIdField = 35, kOperandIdsField = 36,
-                   kControlPredecessorIdsField = 37, kCalledComputationIdsField = 38;
 
 // `record` (an instruction as the parser stored it: no id, operands and
 // control predecessors by position in their computation, called
@@ -1211,7 +1270,8 @@ bool AppendWithIds(absl::string_view record, int64_t id,
   bool ok = true;
   std::string packed;
   const bool walked = ForEachField(record, [&](uint32_t number, wire::WireType type,
-                                               absl::string_view field) {
+                                               absl::string_view field, absl::string_view,
+                                               uint64_t) {
     if (!id_written && number > kIdField) write_id();
     if (number < kOperandIdsField || number > kCalledComputationIdsField) {
       out->append(field.data(), field.size());
@@ -1271,7 +1331,8 @@ std::string DeterministicBytes(const google::protobuf::Message& m) {
 // or above it.
 void AppendFieldsAround(absl::string_view shell, uint32_t field, bool before,
                         std::string* out) {
-  ForEachField(shell, [&](uint32_t number, wire::WireType, absl::string_view f) {
+  ForEachField(shell, [&](uint32_t number, wire::WireType, absl::string_view f,
+                          absl::string_view, uint64_t) {
     if (before ? number < field : number > field) out->append(f.data(), f.size());
   });
 }
@@ -1299,31 +1360,51 @@ bool Parser::FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
         "HLO text to bytes: the output refused the serialized module");
     return false;
   };
-  store_.Seal();
-  PieceWriter out(write);
+  // The instructions' sizes with their ids, and each computation's, before
+  // anything is written: a module protobuf could not read (over its 2 GiB
+  // limit) is an error, not a file.
   const std::string module_shell = DeterministicBytes(module_);
-  AppendFieldsAround(module_shell, 3, /*before=*/true, out.buffer());
+  std::vector<std::string> shells(count);
+  std::vector<uint64_t> totals(count);
+  std::vector<std::vector<uint32_t>> sizes(count);
+  uint64_t module_bytes = module_shell.size();
   std::string scratch;
-  std::vector<size_t> sizes;
   for (size_t c = 0; c < count; ++c) {
     const StoredComputation& sc = stored_[c];
     const std::vector<int64_t>& ids = instr_id[c];
-    const std::string shell = DeterministicBytes(*done_[c]);
-    // The instructions' sizes with their ids, then the computation.
-    uint64_t total = shell.size();
-    sizes.clear();
+    shells[c] = DeterministicBytes(*done_[c]);
+    uint64_t total = shells[c].size();
+    sizes[c].reserve(sc.stored.size());
     for (size_t i = 0; i < sc.stored.size(); ++i) {
       scratch.clear();
-      if (!AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, &scratch)) {
+      if (!AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, &scratch) ||
+          scratch.size() > limits::kMaxMessageBytes) {
         return broken();
       }
-      sizes.push_back(scratch.size());
+      sizes[c].push_back(static_cast<uint32_t>(scratch.size()));
       total += wire::LenFieldSize(2, scratch.size());
     }
-    wire::AppendLenHeader(out.buffer(), 3, total);
+    totals[c] = total;
+    module_bytes += wire::LenFieldSize(3, total);
+  }
+  if (module_bytes > limits::kMaxMessageBytes) {
+    status_ = absl::ResourceExhaustedError(absl::StrCat(
+        "HLO text to bytes: the module serializes to ", module_bytes,
+        " bytes, over protobuf's limit of ", limits::kMaxMessageBytes,
+        " for a message it can read"));
+    return false;
+  }
+  store_.Seal();
+  PieceWriter out(write);
+  AppendFieldsAround(module_shell, 3, /*before=*/true, out.buffer());
+  for (size_t c = 0; c < count; ++c) {
+    const StoredComputation& sc = stored_[c];
+    const std::vector<int64_t>& ids = instr_id[c];
+    const std::string& shell = shells[c];
+    wire::AppendLenHeader(out.buffer(), 3, totals[c]);
     AppendFieldsAround(shell, 2, /*before=*/true, out.buffer());
     for (size_t i = 0; i < sc.stored.size(); ++i) {
-      wire::AppendLenHeader(out.buffer(), 2, sizes[i]);
+      wire::AppendLenHeader(out.buffer(), 2, sizes[c][i]);
       AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, out.buffer());
       store_.Release(sc.stored[i]);
       if (!out.Maybe()) return refused();

@@ -263,8 +263,9 @@ class Parser {
   xla::HloInstructionProto* NewInstruction(
       std::unique_ptr<xla::HloInstructionProto>* owner);
   // Appends a finished instruction named `name` (a view that stays valid)
-  // to comp: moved into its proto (from `owner`), or serialized.
-  void AddInstruction(ComputationState& comp, const xla::HloInstructionProto& instr,
+  // to comp: moved into its proto (from `owner`), or serialized (false when
+  // it is over protobuf's 2 GiB).
+  bool AddInstruction(ComputationState& comp, const xla::HloInstructionProto& instr,
                       std::unique_ptr<xla::HloInstructionProto> owner,
                       absl::string_view name);
   int64_t Count(const ComputationState& comp) const {
@@ -290,6 +291,7 @@ class Parser {
                                      int64_t position) const;
   const xla::HloInstructionProto& DoneAt(int64_t computation,
                                          int64_t position) const;
+  void ReadBack(absl::string_view record, xla::HloInstructionProto* out) const;
   // The name itself, or a new one made unique; stays valid while the
   // parser lives.
   absl::string_view UniqueInstructionName(absl::string_view name);

@@ -1334,5 +1334,58 @@ TEST(HloParseErrorTest, TextLargerThanTheLimit) {
   EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// ParseHloTextToProto reads back what it needs of a finished instruction
+// from its record: a shape nested deeper than protobuf's recursion limit
+// (100) and strings that are not UTF-8 (which protobuf refuses to parse)
+// give the module ParseHloText gives (ParseBothWays compares them).
+TEST(HloParseBytesTest, RecordsReadBackBeyondWhatProtobufParses) {
+  const std::string deep = "HloModule m\n\nENTRY e {\n  ROOT p = " + std::string(100, '(') +
+                           "f32[]" + std::string(100, ')') + " parameter(0)\n}\n";
+  EXPECT_TRUE(ParseBothWays(deep).ok());
+  const std::string not_utf8 =
+      "HloModule m\n\nENTRY e {\n  x = f32[] parameter(0)\n"
+      "  s = ((f32[]), f32[], s32[]) negate-start(x), metadata={op_name=\"\xff\"}\n"
+      "  ROOT d = f32[] negate-done(s)\n}\n";
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(not_utf8);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const std::string called =
+      "HloModule m\n\nw {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}\n\n"
+      "ENTRY e {\n  x = f32[] parameter(0)\n"
+      "  s = ((f32[]), f32[], s32[]) async-start(x), calls=w, metadata={op_name=\"\xfe\"}\n"
+      "  ROOT d = f32[] async-done(s)\n}\n";
+  absl::StatusOr<ParsedHloText> c = ParseBothWays(called);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->module.computations(1).instructions(2).called_computation_ids_size(), 1);
+}
+
+// The fusion a sugared fusion-start wraps calls a fusion computation, as a
+// plain fusion does: flagged, and without a schedule of its own.
+TEST(HloParseBytesTest, SugaredFusionStartCallsAFusionComputation) {
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(
+      "HloModule m, is_scheduled=true\n\nfused {\n  a = f32[2] parameter(0)\n"
+      "  ROOT n = f32[2] negate(a)\n}\n\nENTRY e {\n  x = f32[2] parameter(0)\n"
+      "  s = ((f32[2]), f32[2], s32[]) fusion-start(x), kind=kLoop, calls=fused\n"
+      "  ROOT d = f32[2] fusion-done(s)\n}\n");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const xla::HloComputationProto& fused = Comp(*t, "fused");
+  EXPECT_TRUE(fused.is_fusion_computation());
+  EXPECT_FALSE(t->module.schedule().sequences().contains(fused.id()));
+}
+
+// `} // name` after a computation's execution thread, as XLA prints both.
+TEST(HloParseBytesTest, NameAfterTheExecutionThread) {
+  std::string body;
+  for (int i = 1; i <= 5; ++i) {
+    body += "  n" + std::to_string(i) + " = f32[] negate(" +
+            (i == 1 ? std::string("a") : "n" + std::to_string(i - 1)) + ")\n";
+  }
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(
+      "HloModule m\n\nw {\n  a = f32[] parameter(0)\n" + body +
+      "  ROOT r = f32[] negate(n5)\n}, execution_thread=\"t\" // w\n\n"
+      "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->extras.name_after_closing_brace);
+}
+
 }  // namespace
 }  // namespace decomposed::hlo

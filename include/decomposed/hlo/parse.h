@@ -87,11 +87,13 @@ absl::StatusOr<ParsedHloText> ParseHloText(std::string_view text,
 // parse, kUnavailable), and the text's extras are returned. Each
 // instruction is serialized as it ends, so the parse holds about the
 // serialized module's size (protobuf's objects for a module take some ten
-// times that): what `decomposed hlo TEXT --to-proto` and `pack --module
-// TEXT` use. The bytes are protobuf's deterministic serialization of the
-// module ParseHloText gives for the same text, and the errors are its
-// errors (nothing is written after one; pieces written before it
-// stay written: write to a temp file, as the CLI does).
+// times that): what `decomposed hlo TEXT --to-proto` uses. The bytes are
+// protobuf's deterministic serialization of the module ParseHloText gives
+// for the same text, and the errors are its errors, but for a module (or
+// an instruction) that would serialize past protobuf's 2 GiB limit, which
+// only this refuses (kResourceExhausted). An error comes before anything
+// is written, but for a write that fails: the pieces written before it
+// stay written (write to a temp file, as the CLI does).
 //
 // Example:
 //   std::string bytes;
