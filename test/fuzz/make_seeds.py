@@ -427,6 +427,21 @@ seeds["hlo_text"]["found_layout"] = b"ENTRY e {\n  ROOT b = f16[2,2]{10,1} const
 seeds["hlo_text"]["found_name"] = b"ENTRY e {\n  -inf = u64[] constant(1)\n  ROOT r = u64[] negate(-inf)\n}\n"
 seeds["hlo_text"]["found_iota"] = b"ENTRY e {\n  ROOT p = f32[8]{0} parameter(0), sharding={devices=[2]<=[0]}\n}\n"
 seeds["hlo_text"]["found_tuple_constant"] = b"ENTRY e {\n  ROOT c = (f32[], s32[2]{0}) constant({...})\n}\n"
+# The text parsed to bytes reads its instructions back: a tuple nested past
+# protobuf's recursion limit, a string that is not UTF-8, a sugared
+# fusion-start.
+seeds["hlo_text"]["found_deep_tuple"] = (
+    b"HloModule m\n\nENTRY e {\n  ROOT p = " + b"(" * 100 + b"f32[]" + b")" * 100 +
+    b" parameter(0)\n}\n")
+seeds["hlo_text"]["found_not_utf8"] = (
+    b"HloModule m\n\nENTRY e {\n  x = f32[] parameter(0)\n"
+    b"  s = ((f32[]), f32[], s32[]) negate-start(x), metadata={op_name=\"\xff\"}\n"
+    b"  ROOT d = f32[] negate-done(s)\n}\n")
+seeds["hlo_text"]["found_fusion_start"] = (
+    b"HloModule m, is_scheduled=true\n\nfused {\n  a = f32[2] parameter(0)\n"
+    b"  ROOT n = f32[2] negate(a)\n}\n\nENTRY e {\n  x = f32[2] parameter(0)\n"
+    b"  s = ((f32[2]), f32[2], s32[]) fusion-start(x), kind=kLoop, calls=fused\n"
+    b"  ROOT d = f32[2] fusion-done(s)\n}\n")
 # torch-xla's graph dump: a report, then the module between the markers.
 seeds["hlo_text"]["graph_dump"] = (
     b"[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  step (t.py:3)\n\nHashes: (ab12)\n\n"
