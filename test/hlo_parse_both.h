@@ -14,22 +14,10 @@
 
 #include "absl/status/statusor.h"
 #include "decomposed/hlo/parse.h"
+#include "decomposed/hlo/serialize.h"
 #include "decomposed/hlo/text.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace decomposed::hlo {
-
-inline std::string DeterministicSerialization(const google::protobuf::Message& m) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    out.SetSerializationDeterministic(true);
-    m.SerializeToCodedStream(&out);
-  }
-  return bytes;
-}
 
 inline absl::StatusOr<ParsedHloText> ParseBothWays(std::string_view text,
                                                    const HloParseOptions& options = {}) {

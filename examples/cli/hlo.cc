@@ -19,10 +19,12 @@
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
+#include "decomposed/hlo/serialize.h"
 #include "decomposed/hlo/summary.h"
 #include "decomposed/hlo/tensors_dump.h"
 #include "decomposed/io/byte_sink.h"
 #include "decomposed/io/fd.h"
+#include "decomposed/limits.h"
 #include "decomposed/npy/json_text.h"
 #include "decomposed/snapshot/module_file.h"
 #include "decomposed/status.h"
@@ -163,11 +165,11 @@ Action Setup(CLI::App& app) {
           }
           return sink.status();
         }
-        std::string bytes;
-        if (!file->module.SerializeToString(&bytes)) {
-          return absl::InternalError("the module could not be serialized");
+        if (file->module.ByteSizeLong() > limits::kMaxMessageBytes) {
+          return absl::ResourceExhaustedError(
+              "the module serializes past protobuf's 2 GiB limit");
         }
-        sink.Write(bytes);
+        sink.Write(hlo::DeterministicSerialization(file->module));
         return sink.status();
       });
       return s.ok() ? kExitOk : Fail(app, s);

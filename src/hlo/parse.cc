@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "decomposed/hlo/serialize.h"
 #include "decomposed/hlo/shape_inference.h"
 #include "decomposed/limits.h"
 #include "decomposed/status.h"
@@ -1316,16 +1317,6 @@ bool AppendWithIds(absl::string_view record, int64_t id,
   return ok && walked;
 }
 
-std::string DeterministicBytes(const google::protobuf::Message& m) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    out.SetSerializationDeterministic(true);
-    m.SerializeToCodedStream(&out);
-  }
-  return bytes;
-}
 
 // Appends the fields of `shell` numbered below `field` (before == true)
 // or above it.
@@ -1363,7 +1354,7 @@ bool Parser::FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
   // The instructions' sizes with their ids, and each computation's, before
   // anything is written: a module protobuf could not read (over its 2 GiB
   // limit) is an error, not a file.
-  const std::string module_shell = DeterministicBytes(module_);
+  const std::string module_shell = DeterministicSerialization(module_);
   std::vector<std::string> shells(count);
   std::vector<uint64_t> totals(count);
   std::vector<std::vector<uint32_t>> sizes(count);
@@ -1372,7 +1363,7 @@ bool Parser::FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
   for (size_t c = 0; c < count; ++c) {
     const StoredComputation& sc = stored_[c];
     const std::vector<int64_t>& ids = instr_id[c];
-    shells[c] = DeterministicBytes(*done_[c]);
+    shells[c] = DeterministicSerialization(*done_[c]);
     uint64_t total = shells[c].size();
     sizes[c].reserve(sc.stored.size());
     for (size_t i = 0; i < sc.stored.size(); ++i) {

@@ -1,6 +1,7 @@
 // The module builder (hlo/builder.h), literals, and RandomModule
 // (hlo/random_module.h).
 #include "decomposed/hlo/builder.h"
+#include "decomposed/hlo/serialize.h"
 
 #include <set>
 #include <string>
@@ -25,12 +26,7 @@ std::string Bytes(const std::string& s) {
 
 // Deterministic bytes (map fields sorted by key).
 std::string Serialized(const xla::HloModuleProto& m) {
-  std::string out;
-  google::protobuf::io::StringOutputStream stream(&out);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  m.SerializeToCodedStream(&coded);
-  return out;
+  return DeterministicSerialization(m);
 }
 
 const xla::HloComputationProto* Find(const xla::HloModuleProto& m,

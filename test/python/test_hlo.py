@@ -62,30 +62,23 @@ def test_text_in_the_short_style_as_worked_out_by_hand(example):
     assert "metadata" not in m.text(metadata=False)
 
 
-def test_the_2023_entry_layout_spelling_prints_back(tmp_path):
+@pytest.mark.parametrize("old, new", [
     # Parameters joined by a bare comma, as XLA wrote until 2023.
-    text = SHORT.replace("{1,0}, s32[4]{0})->", "{1,0},s32[4]{0})->")
-    assert text != SHORT
-    assert decomposed.hlo.parse(text).text(style="short") == text
-    path = tmp_path / "old.txt"
-    path.write_text(text)
-    loaded = decomposed.hlo.load(path)
-    assert loaded.text(style="short") == text
-    assert pickle.loads(pickle.dumps(loaded)).text(style="short") == text
-    assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
-
-
-def test_name_after_closing_brace_prints_back(tmp_path):
+    ("{1,0}, s32[4]{0})->", "{1,0},s32[4]{0})->"),
     # `} // main` after a computation of more than 5 instructions (main has
     # 6), as XLA's print_name_after_closing_brace writes it.
-    text = SHORT.replace("tuple(product)\n}\n", "tuple(product)\n} // main\n")
+    ("tuple(product)\n}\n", "tuple(product)\n} // main\n"),
+])
+def test_spellings_of_other_xla_versions_print_back(tmp_path, old, new):
+    text = SHORT.replace(old, new)
     assert text != SHORT
     assert decomposed.hlo.parse(text).text(style="short") == text
-    path = tmp_path / "named.txt"
+    path = tmp_path / "other.txt"
     path.write_text(text)
     loaded = decomposed.hlo.load(path)
     assert loaded.text(style="short") == text
     assert pickle.loads(pickle.dumps(loaded)).text(style="short") == text
+    # A module without the text's extras prints the current spelling.
     assert decomposed.hlo.Module(bytes(loaded)).text(style="short") == SHORT
 
 
