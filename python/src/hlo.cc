@@ -11,6 +11,7 @@
 #include "decomposed/hlo/module.h"
 #include "decomposed/hlo/parse.h"
 #include "decomposed/hlo/print.h"
+#include "decomposed/hlo/serialize.h"
 #include "decomposed/hlo/summary.h"
 #include "decomposed/npy/json_text.h"
 #include "decomposed/snapshot/module_file.h"
@@ -119,7 +120,7 @@ py::tuple Parse(const std::string& text) {
     p = hlo::ParseHloText(text);
   }
   if (!p.ok()) Raise(p.status());
-  return py::make_tuple(py::bytes(p->module.SerializeAsString()),
+  return py::make_tuple(py::bytes(hlo::DeterministicSerialization(p->module)),
                         p->extras.config_attributes,
                         p->extras.has_entry_computation_layout,
                         p->extras.compact_entry_layout_parameters,
@@ -139,7 +140,7 @@ py::tuple Load(const std::string& path, int64_t graph) {
     f = ReadModuleFile(path, options);
   }
   if (!f.ok()) Raise(f.status(), path);
-  return py::make_tuple(py::bytes(f->module.SerializeAsString()),
+  return py::make_tuple(py::bytes(hlo::DeterministicSerialization(f->module)),
                         std::string(ModuleFileFormName(f->form)),
                         f->extras.config_attributes,
                         f->extras.has_entry_computation_layout,

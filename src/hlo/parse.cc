@@ -638,7 +638,9 @@ void Parser::ReadBack(absl::string_view record, xla::HloInstructionProto* out) c
       case 3: {
         google::protobuf::io::CodedInputStream in(
             reinterpret_cast<const uint8_t*>(payload.data()), static_cast<int>(payload.size()));
-        in.SetRecursionLimit(4 * options_.max_depth + 64);
+        in.SetRecursionLimit(static_cast<int>(std::min<int64_t>(
+            4 * static_cast<int64_t>(options_.max_depth) + 64,
+            std::numeric_limits<int>::max())));
         out->mutable_shape()->MergePartialFromCodedStream(&in);
         break;
       }
@@ -1368,9 +1370,15 @@ bool Parser::FinishToBytes(absl::FunctionRef<bool(absl::string_view)> write,
     sizes[c].reserve(sc.stored.size());
     for (size_t i = 0; i < sc.stored.size(); ++i) {
       scratch.clear();
-      if (!AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, &scratch) ||
-          scratch.size() > limits::kMaxMessageBytes) {
+      if (!AppendWithIds(store_.View(sc.stored[i]), ids[i], ids, comp_id, &scratch)) {
         return broken();
+      }
+      if (scratch.size() > limits::kMaxMessageBytes) {
+        status_ = absl::ResourceExhaustedError(absl::StrCat(
+            "HLO text to bytes: an instruction of computation \"", done_[c]->name(),
+            "\" serializes to ", scratch.size(), " bytes, over protobuf's limit of ",
+            limits::kMaxMessageBytes));
+        return false;
       }
       sizes[c].push_back(static_cast<uint32_t>(scratch.size()));
       total += wire::LenFieldSize(2, scratch.size());

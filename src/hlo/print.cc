@@ -57,8 +57,11 @@ Style StyleOf(const HloPrintOptions& o, const HloModuleTextExtras* extras) {
   s.large_constants = s.large_constants || o.print_large_constants;
   if (o.print_metadata.has_value()) s.metadata = *o.print_metadata;
   if (o.print_operand_index_annotation_interval.has_value()) {
+    // XLA's `i % interval == 0`: a negative interval annotates as its
+    // absolute value does.
+    const int64_t n = *o.print_operand_index_annotation_interval;
     s.index_interval = static_cast<int>(
-        std::clamp<int64_t>(*o.print_operand_index_annotation_interval, 0, 1 << 30));
+        std::min<int64_t>(n < 0 ? (n == INT64_MIN ? INT64_MAX : -n) : n, 1 << 30));
   } else if (o.style == HloTextStyle::kShort && extras != nullptr &&
              extras->operand_index_annotations) {
     s.index_interval = 5;
@@ -148,8 +151,8 @@ class ModulePrinter {
       : module_(module),
         style_(StyleOf(options, extras)),
         extras_(extras),
-        name_after_brace_(options.print_name_after_closing_brace ||
-                          (extras != nullptr && extras->name_after_closing_brace)),
+        name_after_brace_(options.print_name_after_closing_brace.value_or(
+            extras != nullptr && extras->name_after_closing_brace)),
         out_(out) {}
 
   absl::Status Print() {
@@ -217,8 +220,15 @@ class ModulePrinter {
         "allow_spmd_sharding_propagation_to_output", "replica_count",
         "num_partitions"};
     for (std::string_view name : kAfterLayout) AppendConfigAttribute(name);
+    if (!p.frontend_attributes().map().empty()) {
+      out_.Append(", frontend_attributes=");
+      AppendFrontendAttributes(out_, p.frontend_attributes());
+    }
+    // XLA prints its origin recovery table after the frontend attributes.
+    AppendConfigAttribute("origin_recovery_table");
     if (extras_ != nullptr) {
-      // Attributes XLA's printer does not know keep the text's order.
+      // Attributes XLA's printer does not know keep the text's order, after
+      // those it knows, as XLA prints its custom fields.
       for (const auto& [name, value] : extras_->config_attributes) {
         if (IsKnownHeaderAttribute(name) || name == "origin_recovery_table") continue;
         out_.Append(", ");
@@ -227,12 +237,6 @@ class ModulePrinter {
         out_.Append(value);
       }
     }
-    if (!p.frontend_attributes().map().empty()) {
-      out_.Append(", frontend_attributes=");
-      AppendFrontendAttributes(out_, p.frontend_attributes());
-    }
-    // XLA prints its origin recovery table after the frontend attributes.
-    AppendConfigAttribute("origin_recovery_table");
     if (style_.metadata) StackFrameIndex(p.stack_frame_index());
     out_.Append("\n\n");
     return absl::OkStatus();

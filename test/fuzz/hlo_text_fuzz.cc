@@ -106,6 +106,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(hlo::DeterministicSerialization(parsed->module) == bytes);
   FUZZ_CHECK(written->config_attributes == parsed->extras.config_attributes);
+  FUZZ_CHECK(written->has_entry_computation_layout ==
+             parsed->extras.has_entry_computation_layout);
+  FUZZ_CHECK(written->compact_entry_layout_parameters ==
+             parsed->extras.compact_entry_layout_parameters);
+  FUZZ_CHECK(written->name_after_closing_brace == parsed->extras.name_after_closing_brace);
+  FUZZ_CHECK(written->operand_index_annotations ==
+             parsed->extras.operand_index_annotations);
   // What parses within the small bound parses within the default one.
   FUZZ_CHECK(!small.ok() || parsed.ok());
   hlo::HloModuleTextExtras extras = parsed->extras;

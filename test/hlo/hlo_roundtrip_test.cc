@@ -284,6 +284,11 @@ TEST(HandWrittenRoundTripTest, NameAfterClosingBrace) {
   options.style = HloTextStyle::kShort;
   options.print_name_after_closing_brace = true;
   EXPECT_EQ(PrintHloModuleToString(**m, options, &plain->extras), with);
+  // Off overrides the extras of a text that had them.
+  absl::StatusOr<std::unique_ptr<HloModule>> mw = HloModule::Create(t->module);
+  ASSERT_TRUE(mw.ok());
+  options.print_name_after_closing_brace = false;
+  EXPECT_EQ(PrintHloModuleToString(**mw, options, &t->extras), kShortText);
   // A comment naming another computation is only a comment.
   std::string other = kShortText;
   other.insert(body_end + 1, " // cond");
@@ -317,6 +322,11 @@ TEST(HandWrittenRoundTripTest, ShortStyleOperandIndexAnnotations) {
   options.style = HloTextStyle::kShort;
   options.print_operand_index_annotation_interval = 5;
   EXPECT_EQ(PrintHloModuleToString(**m, options, &u->extras), annotated);
+  // XLA's `i % N == 0`: -5 annotates as 5 does; 0 never.
+  options.print_operand_index_annotation_interval = -5;
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &u->extras), annotated);
+  options.print_operand_index_annotation_interval = 0;
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &t->extras), plain);
   // The long style's annotations (before `%` names with shapes) are the
   // style's own, not this.
   absl::StatusOr<ParsedHloText> l = ParseBothWays(Reprint(plain, HloTextStyle::kLong));

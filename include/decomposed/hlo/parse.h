@@ -84,7 +84,7 @@ absl::StatusOr<ParsedHloText> ParseHloText(std::string_view text,
 
 // The same parse with the module written, not built: the serialized
 // HloModuleProto goes through `write` in pieces (a false return stops the
-// parse, kUnavailable), and the text's extras are returned. Each
+// output, kUnavailable), and the text's extras are returned. Each
 // instruction is serialized as it ends, so the parse holds about the
 // serialized module's size (protobuf's objects for a module take some ten
 // times that): what `decomposed hlo TEXT --to-proto` uses. The bytes are

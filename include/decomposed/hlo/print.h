@@ -69,11 +69,12 @@ struct HloPrintOptions {
   // short no).
   std::optional<bool> print_metadata;
   // XLA's option of the same name: a computation of more than 5
-  // instructions closes with `} // <name>` (its name as is, no `%`). Also
-  // on when the extras a parsed text gave say it had them.
-  bool print_name_after_closing_brace = false;
+  // instructions closes with `} // <name>` (its name as is, no `%`). Unset:
+  // on when the extras of a parsed text say it had them, else off.
+  std::optional<bool> print_name_after_closing_brace;
   // XLA's print_operand_index_annotation_interval: `/*index=N*/` before
-  // every N-th operand of an operand list (0: none). Unset: the style's
+  // every N-th operand of an operand list (0: none; a negative N as its
+  // absolute value, as XLA's `i % N` has it). Unset: the style's
   // (5 in long and modern, 0 in short; 5 in short too when the extras of
   // a parsed text say it had them).
   std::optional<int64_t> print_operand_index_annotation_interval;
