@@ -171,6 +171,21 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["inspect", garbage], "inspect")
     expect(1, ["inspect", missing], "inspect")
+    # A long option with one dash is that option in every command (not
+    # "-j son"); one-letter options keep their attached values.
+    r = expect(0, ["inspect", "-json", EXAMPLE])
+    if not r.stdout.startswith("{"):
+        failures.append(f"inspect -json: not JSON: {r.stdout[:100]!r}")
+    r = expect(0, ["inspect", "-j1", EXAMPLE])
+    if r.stdout.startswith("{"):
+        failures.append("inspect -j1: JSON without --json")
+    expect(0, ["-version"])
+    # Tolerances: a finite number >= 0, said in those words.
+    for bad in ("-1e-3", "nan", "inf", "abc"):
+        r = expect(2, ["compare", EXAMPLE, EXAMPLE, "--atol=" + bad])
+        if f"Value {bad} is not a finite number >= 0" not in r.stderr:
+            failures.append(f"compare --atol={bad}: {r.stderr[:200]!r}")
+    expect(0, ["compare", EXAMPLE, EXAMPLE, "-atol=1e-3"])
 
     # --- verify --------------------------------------------------------------------
     expect(0, ["verify", EXAMPLE])

@@ -111,6 +111,19 @@ int Fail(const CLI::App& app, const absl::Status& s);
 inline const CLI::Range kNonNegative(int64_t{0},
                                      std::numeric_limits<int64_t>::max());
 
+// A check for tolerances and ratios: a finite number >= 0 (CLI11's
+// NonNegativeNumber names the largest double in its message).
+inline const CLI::Validator kNonNegativeReal(
+    [](std::string& text) -> std::string {
+      double v = 0;
+      if (CLI::detail::lexical_cast(text, v) && v >= 0 &&
+          v <= std::numeric_limits<double>::max()) {
+        return "";
+      }
+      return "Value " + text + " is not a finite number >= 0";
+    },
+    "NONNEGATIVE");
+
 // Adds --global-rank, --tp-rank and --dp-rank (non-negative integers) bound
 // to the given fields, whose values are the defaults.
 void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,

@@ -48,9 +48,9 @@ Action Setup(CLI::App& app) {
                "directories) instead of the outputs");
   AddEnumOption(app, "--mode", &st->mode, kCompareModeNames, "closeness rule");
   app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegativeReal);
   app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegativeReal);
   app.add_flag("--equal-nan", st->equal_nan, "two NaNs match");
   app.add_option("--show", st->show, "mismatches to list per tensor")
       ->check(kNonNegative)

@@ -85,19 +85,20 @@ const std::map<std::string, std::string>& GroupDescriptions() {
 }
 
 // snapshot-unpack's LLVM syntax spells long options with one dash
-// (-output-prefix=out/); CLI11 reads "-o" plus "utput-prefix=out/" there.
-// After `unpack` (the drop-in's command), a one-dash word whose name is one
-// of its long options gets its second dash, so a snapshot-unpack command
-// line works as `decomposed unpack ...`. One-letter names, numbers, other
-// commands and words after "--" are left alone.
+// (-output-prefix=out/), and so do people's fingers (-json); CLI11 would
+// read "-o" plus "utput-prefix=out/", or "-j" plus "son". In every command,
+// a one-dash word whose name is one of that command's long options gets its
+// second dash, so a snapshot-unpack command line works as
+// `decomposed unpack ...` and `inspect -json` as `inspect --json`.
+// One-letter names with their values (-j4, -oout), numbers (-1e-3),
+// command names and words after "--" are left alone.
 std::vector<std::string> AcceptOneDashLongOptions(CLI::App& app, int argc,
                                                   char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App* cur = &app;
   for (std::string& a : args) {
     if (a == "--") break;
-    if (cur->get_name() == "unpack" && a.size() >= 3 && a[0] == '-' &&
-        a[1] != '-' &&
+    if (a.size() >= 3 && a[0] == '-' && a[1] != '-' &&
         std::isalpha(static_cast<unsigned char>(a[1]))) {
       const std::string name = a.substr(1, a.find('=') - 1);
       if (name.size() >= 2 && cur->get_option_no_throw("--" + name) != nullptr) {

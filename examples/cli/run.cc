@@ -234,9 +234,9 @@ Action Setup(CLI::App& app) {
                "recorded outputs (or --compare SIDE)");
   AddEnumOption(app, "--mode", &st->mode, kCompareModeNames, "compare's closeness rule");
   app.add_option("--rtol", st->rtol, "relative tolerance (overrides the mode's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegativeReal);
   app.add_option("--atol", st->atol, "absolute tolerance (overrides the mode's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegativeReal);
   app.add_flag("--equal-nan", st->equal_nan, "two NaNs match");
   app.add_option("--show", st->show, "mismatches to list per tensor")
       ->check(kNonNegative)
@@ -253,13 +253,13 @@ Action Setup(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--max-sigma-ratio", o.max_sigma_ratio, "three-way: ... or the sigma-ratio")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--max-linf-ratio", o.max_linf_ratio, "three-way: the worst L-inf ratio")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--max-l2-ratio", o.max_l2_ratio, "three-way: the worst L2 ratio")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--bins", o.bins, "three-way: histogram bins of the coefficient")
       ->check(CLI::Range(size_t{1}, kMaxThreeWayBins))

@@ -44,15 +44,15 @@ std::shared_ptr<ThreeWayCli> AddThreeWayOptions(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--max-sigma-ratio", o.max_sigma_ratio,
                  "three-way: ... or the sigma-ratio at most this")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--max-linf-ratio", o.max_linf_ratio,
                  "three-way: and the worst L-inf ratio below this")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--max-l2-ratio", o.max_l2_ratio,
                  "three-way: and the worst L2 ratio below this")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegativeReal)
       ->capture_default_str();
   app.add_option("--bins", o.bins, "three-way: histogram bins of the coefficient")
       ->check(CLI::Range(size_t{1}, kMaxThreeWayBins))

@@ -828,6 +828,9 @@ std::string CompareJson(const std::string& expected, const std::string& actual,
   o.atol = atol;
   o.equal_nan = equal_nan;
   o.allow_dtype_mismatch = allow_dtype_mismatch;
+  if (absl::Status s = ValidateCompareOptions(o); !s.ok()) {
+    throw py::value_error(std::string(s.message()));
+  }
   TensorSetOptions eo = SetOptions(inputs, expected_dtypes);
   TensorSetOptions ao = SetOptions(inputs, actual_dtypes);
   py::gil_scoped_release nogil;

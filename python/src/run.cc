@@ -362,6 +362,9 @@ std::string Bisect(py::object snapshot, py::object module, py::object inputs,
   req.compare.mode = *m;
   req.compare.rtol = rtol;
   req.compare.atol = atol;
+  if (absl::Status s = ValidateCompareOptions(req.compare); !s.ok()) {
+    throw py::value_error(std::string(s.message()));
+  }
   absl::StatusOr<BisectReport> r;
   {
     py::gil_scoped_release nogil;

@@ -109,6 +109,9 @@ std::string ComparePlotJson(const std::string& expected, const std::string& actu
   o.atol = atol;
   o.equal_nan = equal_nan;
   o.allow_dtype_mismatch = allow_dtype_mismatch;
+  if (absl::Status s = ValidateCompareOptions(o); !s.ok()) {
+    throw py::value_error(std::string(s.message()));
+  }
   const TensorSetOptions eo = SetOptions(inputs, expected_dtypes);
   const TensorSetOptions ao = SetOptions(inputs, actual_dtypes);
   py::gil_scoped_release nogil;

@@ -2,6 +2,7 @@
 // fed to an ElementComparator, from verbatim runs read ahead or from the
 // two sides' streams in step.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -126,9 +127,20 @@ absl::Status CompareOne(TensorSet& expected, TensorSet& actual, size_t i,
 
 }  // namespace
 
+absl::Status ValidateCompareOptions(const CompareOptions& options) {
+  for (auto [name, v] : {std::pair{"rtol", options.rtol}, std::pair{"atol", options.atol}}) {
+    if (v && !(std::isfinite(*v) && *v >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " must be a finite number >= 0, not ", *v));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<CompareReport> CompareTensorSets(TensorSet& expected,
                                                 TensorSet& actual,
                                                 const CompareOptions& options) {
+  if (absl::Status s = ValidateCompareOptions(options); !s.ok()) return s;
   CompareReport r;
   r.options = options;
   const size_t n = std::max(expected.size(), actual.size());

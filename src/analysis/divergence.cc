@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "decomposed/analysis/report.h"
 #include "decomposed/eval/numerics.h"
 #include "decomposed/eval/thread_pool.h"
 #include "decomposed/io/byte_source.h"
@@ -949,6 +950,7 @@ absl::StatusOr<std::unique_ptr<InstructionValues>> OpenValueDirectory(const std:
 absl::StatusOr<BisectReport> Bisect(const hlo::HloModule& module,
                                     std::span<const eval::Value> inputs,
                                     const BisectOptions& options) {
+  if (absl::Status s = ValidateCompareOptions(options.compare); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<eval::Evaluation>> actual =
       eval::Evaluation::Start(module, inputs, options.actual);
   if (!actual.ok()) return SideError(options.actual, false, actual.status());
@@ -978,6 +980,7 @@ absl::StatusOr<BisectReport> BisectAgainst(const hlo::HloModule& module,
                                            std::span<const eval::Value> inputs,
                                            InstructionValues& reference,
                                            const BisectOptions& options) {
+  if (absl::Status s = ValidateCompareOptions(options.compare); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<eval::Evaluation>> actual =
       eval::Evaluation::Start(module, inputs, options.actual);
   if (!actual.ok()) return SideError(options.actual, false, actual.status());

@@ -35,6 +35,7 @@ absl::Status ReadSubstitutes(const std::vector<std::pair<std::string, std::strin
 }  // namespace
 
 absl::StatusOr<BisectReport> BisectSnapshot(const BisectRequest& request) {
+  if (absl::Status s = ValidateCompareOptions(request.compare); !s.ok()) return s;
   absl::StatusOr<RunProgram> program = LoadProgram(request.source, request.load);
   if (!program.ok()) return program.status();
   RunOptions run = request.run;
@@ -166,6 +167,7 @@ absl::StatusOr<RunReport> FinishRank(const RanksRequest& request, const RunOptio
 }  // namespace
 
 absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
+  if (absl::Status s = ValidateCompareOptions(request.compare); !s.ok()) return s;
   absl::StatusOr<LoadedRanks> loaded = LoadRanks(request);
   if (!loaded.ok()) return loaded.status();
   std::vector<RunProgram>& programs = loaded->programs;
@@ -210,6 +212,7 @@ absl::StatusOr<RanksReport> RunRanks(const RanksRequest& request) {
 }
 
 absl::StatusOr<RanksReport> RunRanksOverMpi(const RanksRequest& request) {
+  if (absl::Status s = ValidateCompareOptions(request.compare); !s.ok()) return s;
   absl::StatusOr<eval::MpiProcess> mpi = eval::StartMpi();
   if (!mpi.ok()) return mpi.status();
   const int64_t ranks = static_cast<int64_t>(request.ranks.size());

@@ -73,6 +73,7 @@ uint64_t PeakRssBytes() {
 }
 
 absl::StatusOr<RunReport> RunSnapshot(const RunRequest& request) {
+  if (absl::Status s = ValidateCompareOptions(request.compare); !s.ok()) return s;
   absl::StatusOr<RunProgram> program = LoadProgram(request.source, request.load);
   if (!program.ok()) return program.status();
   RunOptions options = request.run;

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -85,6 +87,39 @@ TEST(AnalysisSetsTest, ShapeAndDtypeMismatchesAreReportedNotCompared) {
   r = CompareTensorSets(**a, **c, o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->tensors[0].verdict, TensorVerdict::kPass);
+  EXPECT_TRUE(r->pass);
+}
+
+// A tolerance the user set is a finite number >= 0: NaN would make every
+// comparison silently false (or, as `d <= atol + ...`, pass nothing).
+TEST(AnalysisSetsTest, AToleranceThatIsNotAFiniteNonNegativeNumberIsRefused) {
+  TempDir d;
+  std::string f = d.Write("a.npy", NpyF32("(2,)", {1, 2}));
+  auto a = OpenTensorSet(f, {});
+  auto b = OpenTensorSet(f, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (auto [rtol, atol, want] :
+       {std::tuple<std::optional<double>, std::optional<double>, std::string>{
+            nan, std::nullopt, "rtol must be a finite number >= 0, not nan"},
+        {std::nullopt, -1e-3, "atol must be a finite number >= 0, not -0.001"},
+        {0.0, inf, "atol must be a finite number >= 0, not inf"}}) {
+    CompareOptions o;
+    o.rtol = rtol;
+    o.atol = atol;
+    EXPECT_EQ(ValidateCompareOptions(o).message(), want);
+    absl::StatusOr<CompareReport> r = CompareTensorSets(**a, **b, o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), want);
+  }
+  CompareOptions zero;
+  zero.rtol = 0.0;
+  zero.atol = 0.0;
+  EXPECT_TRUE(ValidateCompareOptions(zero).ok());
+  absl::StatusOr<CompareReport> r = CompareTensorSets(**a, **b, zero);
+  ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->pass);
 }
 

@@ -122,6 +122,13 @@ def test_compare_and_stats(sample, tmp_path):
     t = diff["tensors"][0]
     assert t["status"] == "fail" and t["mismatches"] == 1
     assert t["max_abs_error"] == pytest.approx(0.25)
+    # A tolerance is a finite number >= 0, checked before any file is read.
+    for bad in (dict(atol=float("nan")), dict(rtol=-1e-3), dict(atol=float("inf"))):
+        with pytest.raises(ValueError, match="tol must be a finite number >= 0"):
+            decomposed.compare(path, other, **bad)
+        with pytest.raises(ValueError, match="tol must be a finite number >= 0"):
+            decomposed.compare(path, other, plot=str(tmp_path / "p.svg"), **bad)
+    assert not (tmp_path / "p.svg").exists()
     ins_cmp = decomposed.compare(path, other, inputs=True)
     assert ins_cmp["pass"] is True and len(ins_cmp["tensors"]) == 2
     s = decomposed.stats(path)

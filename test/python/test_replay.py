@@ -58,6 +58,8 @@ def test_bisect_errors(example):
         decomposed.run(example, bisect=True, dump="somewhere")
     with pytest.raises(ValueError):
         decomposed.run(example, bisect=True, mode="other")
+    with pytest.raises(ValueError, match="rtol must be a finite number >= 0, not nan"):
+        decomposed.run(example, bisect=True, rtol=float("nan"))
     with pytest.raises(FileNotFoundError):
         decomposed.run(example, bisect=True, against="/nonexistent/dump")
 

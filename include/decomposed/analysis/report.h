@@ -69,6 +69,11 @@ struct CompareReport {
   std::vector<TensorComparison> tensors;
 };
 
+// Checks what the user asked for: rtol and atol, when set, finite numbers
+// >= 0 (a NaN tolerance would pass or fail everything silently).
+absl::Status ValidateCompareOptions(const CompareOptions& options);
+
+// Checks `options` (ValidateCompareOptions), then compares the tensors.
 absl::StatusOr<CompareReport> CompareTensorSets(TensorSet& expected,
                                                 TensorSet& actual,
                                                 const CompareOptions& options);
