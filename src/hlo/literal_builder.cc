@@ -69,10 +69,21 @@ uint8_t EncodeSmallFloat(double v, PT t) {
   };
   const uint32_t codes = 1u << width;
   if (std::isnan(v)) {
-    for (uint32_t c = codes; c-- > 0;) {
-      if (std::isnan(decode(c))) return static_cast<uint8_t>(c);
+    // NaN keeps its sign where the format has a NaN of each sign (fn:
+    // S.1111.111; IEEE-like: S.1..1.mmm, the quiet one with the top
+    // mantissa bit alone, as XLA writes `nan`); fnuz and e8m0 have one NaN.
+    const uint32_t sign = e8m0 ? 0 : (std::signbit(v) ? 1u : 0u) << (width - 1);
+    if (!e8m0 && f.specials == internal::Specials::kIeee) {
+      return static_cast<uint8_t>(sign | (((1u << f.exponent_bits) - 1) << f.mantissa_bits) |
+                                  (1u << (f.mantissa_bits - 1)));
     }
-    return 0;
+    uint32_t any = codes;
+    for (uint32_t c = codes; c-- > 0;) {
+      if (!std::isnan(decode(c))) continue;
+      if ((c & (1u << (width - 1))) == sign) return static_cast<uint8_t>(c);
+      if (any == codes) any = c;
+    }
+    return any == codes ? 0 : static_cast<uint8_t>(any);
   }
   uint32_t best = 0, inf_code = codes, nan_code = codes;
   double best_err = std::numeric_limits<double>::infinity();

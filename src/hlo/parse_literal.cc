@@ -458,6 +458,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
   std::vector<uint64_t> bits;   // pred, integers, f16/bf16/f32/f64 encodings
   std::vector<double> reals;    // the 8-bit and smaller float types
   std::vector<size_t> real_offsets;  // where each of them is written
+  std::vector<uint8_t> real_payloads;  // a NaN's payload (nan(0x1)), or 0
   std::vector<double> complexes;  // (re, im) pairs
   std::vector<int64_t> seen(static_cast<size_t>(rank), 0);
   int nest = 0;
@@ -491,6 +492,9 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
         case PT::kBF16: man_bits = 7; break;
         case PT::kF32: case PT::kC64: man_bits = 23; break;
         case PT::kF64: case PT::kC128: man_bits = 52; break;
+        case PT::kF8E5M2: man_bits = 2; break;
+        case PT::kF8E4M3: man_bits = 3; break;
+        case PT::kF8E3M4: man_bits = 4; break;
         default: break;
       }
       if (man_bits == 0 || p == 0 || p >= (uint64_t{1} << man_bits)) {
@@ -594,6 +598,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
           default:
             reals.push_back(v);
             real_offsets.push_back(at);
+            real_payloads.push_back(static_cast<uint8_t>(payload.value_or(0)));
             return true;
         }
       }
@@ -733,6 +738,7 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
         // a finite value that becomes inf or NaN is out of range.
         Permute(&reals, order);
         Permute(&real_offsets, order);
+        Permute(&real_payloads, order);
         std::vector<int64_t> dims = {static_cast<int64_t>(reals.size())};
         absl::StatusOr<xla::LiteralProto> l = MakeLiteral(type, dims, reals);
         if (!l.ok()) return Expect(std::string(l.status().message()));
@@ -740,6 +746,21 @@ bool Parser::ParseArrayLiteral(const xla::ShapeProto& shape,
         lit.clear_shape();
         // Bytes fields hold one byte per element for these types.
         const auto* f = lit.GetDescriptor()->FindFieldByNumber(Info(pt).proto_field);
+        if (std::any_of(real_payloads.begin(), real_payloads.end(),
+                        [](uint8_t p) { return p != 0; })) {
+          // A NaN's payload replaces the quiet one MakeLiteral wrote (the
+          // parse above took payloads only for the types with them).
+          std::string patched = lit.GetReflection()->GetString(lit, f);
+          decomposed::internal::Minifloat m{};
+          decomposed::internal::MinifloatOf(pt, &m);
+          const uint8_t mask = static_cast<uint8_t>((1u << m.mantissa_bits) - 1);
+          for (size_t i = 0; i < real_payloads.size() && i < patched.size(); ++i) {
+            if (real_payloads[i] == 0) continue;
+            patched[i] = static_cast<char>((static_cast<uint8_t>(patched[i]) & ~mask) |
+                                           real_payloads[i]);
+          }
+          lit.GetReflection()->SetString(&lit, f, std::move(patched));
+        }
         const std::string& data =
             lit.GetReflection()->GetStringReference(lit, f, nullptr);
         for (size_t i = 0; i < reals.size() && i < data.size(); ++i) {

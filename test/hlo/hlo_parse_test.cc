@@ -1096,6 +1096,26 @@ TEST(HloParseLiteralTest, Floats) {
             "has none), found \"0x1\"");
 }
 
+// A NaN keeps its sign and payload in the 8-bit types that can hold them
+// (XLA's round trip of `{nan, 7, -nan}` in f8e4m3fn): e4m3fn has one NaN
+// per sign, S 1111 111; the IEEE-like e5m2, e4m3, e3m4 write `nan` as the
+// quiet NaN (exponent all ones, the top mantissa bit alone) and take a
+// payload `nan(0x1)` in the mantissa; fnuz has one NaN, 1 0000 000; e8m0
+// one, 0xff.
+TEST(HloParseLiteralTest, EightBitNansKeepSignAndPayload) {
+  // 7 = 1.75 * 2^2: exponent 2 + 7 = 1001, mantissa 110.
+  EXPECT_EQ(Lit("f8e4m3fn[3]", "{nan, 7, -nan}").f8e4m3fns(), "\x7f\x4e\xff");
+  EXPECT_EQ(Lit("f8e5m2[4]", "{nan, -nan, nan(0x1), -nan(0x3)}").f8e5m2s(),
+            "\x7e\xfe\x7d\xff");
+  EXPECT_EQ(Lit("f8e4m3[2]", "{nan(0x7), -nan}").f8e4m3s(), "\x7f\xfc");
+  EXPECT_EQ(Lit("f8e3m4[2]", "{-nan(0xf), nan}").f8e3m4s(), "\xff\x78");
+  EXPECT_EQ(Lit("f8e4m3fnuz[2]", "{nan, -nan}").f8e4m3fnuzs(), "\x80\x80");
+  EXPECT_EQ(Lit("f8e8m0fnu[]", "nan").f8e8m0fnus(), "\xff");
+  EXPECT_EQ(LitError("f8e5m2[]", "nan(0x4)"),
+            "line 1, column 38: expected a NaN payload that f8e5m2 can hold, "
+            "found \"0x4\"");
+}
+
 TEST(HloParseLiteralTest, ComplexAndTuples) {
   const xla::LiteralProto c = Lit("c64[2]", "{(1, 2), (3, -4.5)}");
   ASSERT_EQ(c.c64s_size(), 4);

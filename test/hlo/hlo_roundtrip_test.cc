@@ -346,6 +346,20 @@ TEST(HandWrittenRoundTripTest, OriginRecoveryTableAfterFrontendAttributes) {
             xla_order);
 }
 
+// 8-bit NaNs print back with their sign and payload (AppendNan: a payload
+// only where the type has one and it is not the quiet NaN's).
+TEST(HandWrittenRoundTripTest, EightBitNans) {
+  const std::string text =
+      "HloModule m\n\n"
+      "ENTRY e {\n"
+      "  a = f8e4m3fn[3]{0} constant({nan, 7, -nan})\n"
+      "  b = f8e5m2[4]{0} constant({nan, -nan, nan(0x1), -nan(0x3)})\n"
+      "  c = f8e3m4[2]{0} constant({-nan(0xf), nan})\n"
+      "  ROOT t = (f8e4m3fn[3]{0}, f8e5m2[4]{0}, f8e3m4[2]{0}) tuple(a, b, c)\n"
+      "}\n\n";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
+}
+
 // A text in one style printed in the others: the same module.
 TEST(HandWrittenRoundTripTest, AcrossStyles) {
   for (const char* text : {kLongText, kModernText, kShortText}) {
