@@ -740,6 +740,7 @@ class ModulePrinter {
     }
     if (absl::Status s = ExtraAttributes(in); !s.ok()) return s;
     const xla::HloInstructionProto& p = in.proto();
+    if (p.has_original_value()) Origin(p);
     if (style_.metadata && p.has_metadata() &&
         HasPrintableMetadata(p.metadata())) {
       out_.Append(", metadata={");
@@ -841,6 +842,107 @@ class ModulePrinter {
       if (name.rfind("ALG_", 0) == 0) name = name.substr(4);
       out_.Append(Lower(std::move(name)));
     }
+  }
+
+  // `origin={...}`, in every style, before metadata: what the value was
+  // before XLA's passes, `[synthetic_call]`, or the instruction's shape
+  // walked, tuples as `(a, b)` and each leaf `{"name"}`, `{"name" {1,0}}`
+  // or `{}` when the value has no element there.
+  void Origin(const xla::HloInstructionProto& p) {
+    const xla::OriginalValueProto& v = p.original_value();
+    out_.Append(", origin={");
+    if (v.is_synthetic_call()) {
+      out_.Append("[synthetic_call]");
+    } else {
+      std::vector<int64_t> index;
+      OriginLeaves(v, p.shape(), index);
+    }
+    out_.Append('}');
+  }
+  void OriginLeaves(const xla::OriginalValueProto& v, const xla::ShapeProto& shape,
+                    std::vector<int64_t>& index) {
+    if (shape.element_type() == xla::TUPLE) {
+      out_.Append('(');
+      for (int i = 0; i < shape.tuple_shapes_size(); ++i) {
+        if (i != 0) out_.Append(", ");
+        index.push_back(i);
+        OriginLeaves(v, shape.tuple_shapes(i), index);
+        index.pop_back();
+      }
+      out_.Append(')');
+      return;
+    }
+    for (const xla::OriginalValueElementProto& e : v.elements()) {
+      if (!std::equal(e.shape_index().begin(), e.shape_index().end(), index.begin(),
+                      index.end())) {
+        continue;
+      }
+      out_.Append("{\"");
+      AppendCEscaped(out_, e.original_array().instruction_name());
+      out_.Append('"');
+      if (e.original_array().shape_index_size() != 0) {
+        out_.Append(' ');
+        AppendShapeIndex(out_, e.original_array().shape_index());
+      }
+      out_.Append('}');
+      return;
+    }
+    out_.Append("{}");
+  }
+
+  // The in-place collective-permute (input, output, input and output start
+  // indices): `slice_sizes={{..},{..}}`, one list per slice, which the
+  // proto flattens into dynamic_slice_sizes. XLA's reading back: a list of
+  // the input's rank per start-index tuple (or one, when the start indices
+  // are one tuple of scalars); for a tuple input, per element, as many
+  // lists as its start indices hold, each of that element's rank. Sizes
+  // that do not divide so print as one list.
+  void CollectivePermuteSliceSizes(const HloInstruction& in) {
+    const xla::HloInstructionProto& p = in.proto();
+    if (p.dynamic_slice_sizes_size() == 0) return;
+    std::vector<int64_t> ranks;  // of each list, in order
+    if (in.operands().size() == 4) {
+      const xla::ShapeProto& input = in.operand(0)->shape();
+      const xla::ShapeProto& starts = in.operand(2)->shape();
+      auto count = [](const xla::ShapeProto& s) -> int64_t {
+        return s.element_type() == xla::TUPLE ? s.tuple_shapes_size() : 1;
+      };
+      auto nested = [](const xla::ShapeProto& s) {
+        return s.element_type() == xla::TUPLE && s.tuple_shapes_size() > 0 &&
+               s.tuple_shapes(0).element_type() == xla::TUPLE;
+      };
+      if (input.element_type() == xla::TUPLE) {
+        const bool per_element = nested(starts) && starts.tuple_shapes(0).tuple_shapes_size() > 0 &&
+                                 starts.tuple_shapes(0).tuple_shapes(0).element_type() != xla::TUPLE;
+        for (int i = 0; i < input.tuple_shapes_size(); ++i) {
+          const int64_t lists = per_element ? 1
+                                : i < starts.tuple_shapes_size() ? count(starts.tuple_shapes(i))
+                                                                 : 0;
+          for (int64_t k = 0; k < lists; ++k) ranks.push_back(input.tuple_shapes(i).dimensions_size());
+        }
+      } else {
+        const int64_t lists = nested(starts) ? count(starts) : 1;
+        for (int64_t k = 0; k < lists; ++k) ranks.push_back(input.dimensions_size());
+      }
+    }
+    int64_t total = 0;
+    for (int64_t r : ranks) total += r;
+    if (ranks.empty() || total != p.dynamic_slice_sizes_size()) {
+      ranks = {p.dynamic_slice_sizes_size()};
+    }
+    Next();
+    out_.Append("slice_sizes={");
+    int at = 0;
+    for (size_t l = 0; l < ranks.size(); ++l) {
+      if (l != 0) out_.Append(',');
+      out_.Append('{');
+      for (int64_t k = 0; k < ranks[l]; ++k, ++at) {
+        if (k != 0) out_.Append(',');
+        out_.AppendInt(p.dynamic_slice_sizes(at));
+      }
+      out_.Append('}');
+    }
+    out_.Append('}');
   }
 
   void OutputOperandAliasing(const xla::HloInstructionProto& p) {
@@ -957,6 +1059,9 @@ class ModulePrinter {
           out_.Append(thread);
           out_.Append('"');
         }
+        // The aliasing of an async-start's outputs to its operands (XLA's
+        // callable instructions hold it as fusion does).
+        OutputOperandAliasing(p);
         // The wrapped instruction's attributes (an async op wrapping an
         // async op is followed kMaxAsyncNesting deep, enough for any
         // module XLA loads; a cycle of them is not).
@@ -1075,6 +1180,7 @@ class ModulePrinter {
           out_.Append('}');
         }
         out_.Append('}');
+        CollectivePermuteSliceSizes(in);
         break;
       case HloOpcode::kReverse:
       case HloOpcode::kConcatenate:

@@ -479,6 +479,7 @@ std::string_view SubgroupTypeName(int type) {
     case xla::OpSharding::MANUAL: return "manual";
     case xla::OpSharding::MAXIMAL: return "maximul";  // sic, as XLA prints it
     case xla::OpSharding::REPLICATED: return "replicated";
+    case xla::OpSharding::UNREDUCED: return "unreduced";  // XLA since 2025
     default: return "error_type.";
   }
 }

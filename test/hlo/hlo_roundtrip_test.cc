@@ -360,6 +360,100 @@ TEST(HandWrittenRoundTripTest, EightBitNans) {
   EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
 }
 
+// The in-place collective-permute's slice sizes, one list per slice: of
+// the input's rank, one list when the start indices are one tuple of
+// scalars, one per tuple when they are a tuple of them.
+TEST(HandWrittenRoundTripTest, InPlaceCollectivePermuteSliceSizes) {
+  const std::string one =
+      "HloModule inplace\n"
+      "\n"
+      "ENTRY main {\n"
+      "  src = f32[8,4]{1,0} parameter(0)\n"
+      "  zero = f32[] constant(0)\n"
+      "  dst = f32[8,16]{1,0} broadcast(zero), dimensions={}\n"
+      "  i0 = s32[] constant(0)\n"
+      "  at0 = (s32[], s32[]) tuple(i0, i0)\n"
+      "  i8 = s32[] constant(8)\n"
+      "  at1 = (s32[], s32[]) tuple(i0, i8)\n"
+      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, at0, at1), channel_id=3, source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,4}}\n"
+      "}\n"
+      "\n";
+  EXPECT_EQ(Reprint(one, HloTextStyle::kShort), one);
+  const std::string two =
+      "HloModule inplace2\n"
+      "\n"
+      "ENTRY main {\n"
+      "  src = f32[8,4]{1,0} parameter(0)\n"
+      "  zero = f32[] constant(0)\n"
+      "  dst = f32[8,16]{1,0} broadcast(zero), dimensions={}\n"
+      "  i0 = s32[] constant(0)\n"
+      "  a0 = (s32[], s32[]) tuple(i0, i0)\n"
+      "  i4 = s32[] constant(4)\n"
+      "  a1 = (s32[], s32[]) tuple(i0, i4)\n"
+      "  starts = ((s32[], s32[]), (s32[], s32[])) tuple(a0, a1)\n"
+      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, starts, starts), source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,2},{8,2}}\n"
+      "}\n"
+      "\n";
+  EXPECT_EQ(Reprint(two, HloTextStyle::kShort), two);
+}
+
+// An async-start's output_to_operand_aliasing prints before calls=.
+TEST(HandWrittenRoundTripTest, AsyncStartAliasing) {
+  const std::string text =
+      "HloModule aliased\n"
+      "\n"
+      "wrapped {\n"
+      "  x = (f32[4]{0}, f32[4]{0}) parameter(0)\n"
+      "  first = f32[4]{0} get-tuple-element(x), index=0\n"
+      "  ROOT n = f32[4]{0} negate(first)\n"
+      "}\n"
+      "\n"
+      "ENTRY main {\n"
+      "  a = f32[4]{0} parameter(0)\n"
+      "  b = f32[4]{0} parameter(1)\n"
+      "  pair = (f32[4]{0}, f32[4]{0}) tuple(a, b)\n"
+      "  start = (((f32[4]{0}, f32[4]{0})), f32[4]{0}, u32[]) async-start(pair), output_to_operand_aliasing={{1}: (0, {1})}, calls=wrapped\n"
+      "  ROOT done = f32[4]{0} async-done(start)\n"
+      "}\n"
+      "\n";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
+}
+
+// origin= prints in every style, before metadata, walking the shape: a
+// tuple's leaves in parentheses, `{}` where the value has no element.
+TEST(HandWrittenRoundTripTest, Origins) {
+  const std::string text =
+      "HloModule origins\n"
+      "\n"
+      "ENTRY main {\n"
+      "  p = f32[2]{0} parameter(0), origin={{\"p0\"}}\n"
+      "  e = f32[2]{0} exponential(p), origin={[synthetic_call]}\n"
+      "  q = (f32[2]{0}, f32[2]{0}) parameter(1), origin={({\"arg\" {0}}, {})}\n"
+      "  ROOT t = (f32[2]{0}, (f32[2]{0}, f32[2]{0})) tuple(e, q), origin={({\"out\"}, ({\"arg\" {0}}, {\"x\" {1,2}}))}, metadata={op_name=\"m\"}\n"
+      "}\n"
+      "\n";
+  HloPrintOptions options;
+  options.style = HloTextStyle::kShort;
+  options.print_metadata = true;
+  absl::StatusOr<ParsedHloText> t = ParseBothWays(text);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &t->extras), text);
+}
+
+// A last_tile_dims subgroup of XLA's UNREDUCED type.
+TEST(HandWrittenRoundTripTest, UnreducedSubgroup) {
+  const std::string text =
+      "HloModule unreduced\n"
+      "\n"
+      "ENTRY main {\n"
+      "  ROOT p = f32[4,8]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}\n"
+      "}\n"
+      "\n";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
+}
+
 // A text in one style printed in the others: the same module.
 TEST(HandWrittenRoundTripTest, AcrossStyles) {
   for (const char* text : {kLongText, kModernText, kShortText}) {
