@@ -325,6 +325,25 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["capture", "plan", garbage], "capture plan")
     expect(1, ["capture", "plan", missing], "capture plan")
+    # A directory and an endless device are errors with their reason, not
+    # an abort; "-" reads standard input.
+    r = expect(1, ["capture", "plan", tmp], "capture plan")
+    if "found a directory" not in r.stderr:
+        failures.append(f"capture plan DIR: {r.stderr[:200]!r}")
+    r = expect(1, ["capture", "plan", "/dev/zero"], "capture plan")
+    if "more than 67108864 bytes" not in r.stderr:
+        failures.append(f"capture plan /dev/zero: {r.stderr[:200]!r}")
+    with open(forwards) as f:
+        r = subprocess.run([CLI, "capture", "plan", "-"], stdin=f, capture_output=True,
+                           text=True, env=ENV, timeout=120)
+    if r.returncode != 0 or not r.stdout.startswith("{"):
+        failures.append(f"capture plan -: exit {r.returncode}, {r.stderr[:200]!r}")
+    # An endless character device as a snapshot fails at once (the stream
+    # is not copied to a temp file first: a timeout here is the defect).
+    for cmd in (["verify", "/dev/zero"], ["inspect", "/dev/zero"]):
+        r = expect(1, cmd, cmd[0])
+        if "found field number 0 (at byte 0" not in r.stdout + r.stderr:
+            failures.append(f"{cmd}: {r.stderr[:200]!r}")
 
     # --- bundle from-decomposed / ls / verify / to-decomposed ---------------------------
     root = os.path.join(tmp, "bundles")

@@ -2,8 +2,6 @@
 //                         FORWARDS.json
 // A dry run of the input-snapshot policy with the current environment
 // (capture/plan.h, PlanCaptures: the Python package's capture.plan() too).
-#include <cerrno>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +9,7 @@
 #include "command.h"
 #include "decomposed/capture/plan.h"
 #include "decomposed/io/input.h"
+#include "decomposed/limits.h"
 #include "nlohmann/json.hpp"
 
 namespace decomposed::cli {
@@ -22,12 +21,11 @@ using nlohmann::json;
 int Plan(const CLI::App& app, const RankInfo& rank, const std::string& path) {
   absl::StatusOr<SnapshotConfig> config = ResolveSnapshotConfigFromEnvironment();
   if (!config.ok()) return Fail(app, config.status());
-  std::ifstream in(path);
-  if (!in) {
-    // The system's reason, as every command gives it.
-    return Fail(app, OpenError(path, errno));
-  }
-  json forwards = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // A file or "-"; the system's reason when it cannot be read, as every
+  // command gives it.
+  absl::StatusOr<std::string> text = ReadSmallInput(path, limits::kMaxMetaJsonBytes);
+  if (!text.ok()) return Fail(app, text.status());
+  json forwards = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (forwards.is_discarded()) {
     return Fail(app, absl::InvalidArgumentError(
                          absl::StrCat(path, ": expected a JSON list of forwards")));

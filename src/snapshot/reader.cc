@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "decomposed/io/input.h"
+#include "decomposed/limits.h"
 #include "decomposed/status.h"
 #include "decomposed/xla/shape.h"
 
@@ -113,8 +115,28 @@ absl::StatusOr<std::unique_ptr<SnapshotFile>> SnapshotFile::Open(
     return absl::InternalError("the spool cannot seek back to byte 0");
   }
   if (f->type_ == SnapshotType::kClassic || options.spill_streams) {
-    absl::StatusOr<OwnedFd> spilled = src.SpillAll();
+    // A classic stream is one protobuf message, under its 2 GiB limit: the
+    // copy stops one byte past it. One whose first byte starts no record
+    // (field 0, wire type 6 or 7) fails at byte 0 whatever follows: only
+    // what detection read is kept (a /dev/zero ends at once, with the
+    // error a file of its bytes gets).
+    uint64_t max_bytes = UINT64_MAX;
+    if (f->type_ == SnapshotType::kClassic) {
+      max_bytes = limits::kMaxMessageBytes;
+      if (src.Pull(1)) {
+        const uint8_t b0 = static_cast<uint8_t>(*src.cursor());
+        if (b0 < 8 || (b0 & 7) >= 6) max_bytes = std::max<uint64_t>(src.held_end(), 1) - 1;
+      }
+    }
+    absl::StatusOr<OwnedFd> spilled = src.SpillAll(max_bytes);
     if (!spilled.ok()) return WithFile(spilled.status(), path);
+    if (max_bytes == limits::kMaxMessageBytes && src.held_end() > max_bytes) {
+      return WithFile(FrameError(absl::StatusCode::kResourceExhausted, Frame{"HloSnapshot"}, 0,
+                                 "an HloSnapshot under protobuf's 2 GiB message limit "
+                                 "(a decomposed file streams larger literals)",
+                                 absl::StrCat("a stream of more than ", max_bytes, " bytes")),
+                      path);
+    }
     f->stream_.reset();
     if (absl::Status s = f->Adopt(*std::move(spilled), options); !s.ok()) {
       return s;

@@ -177,6 +177,32 @@ TEST(SpoolSource, CheckHeldFailsAsForARegularFile) {
             absl::StatusCode::kOutOfRange);
 }
 
+// SpillAll(max) stops one byte past `max` (a classic stream's 2 GiB in
+// SnapshotFile::Open), whatever the stream holds after it.
+TEST(SpoolSource, SpillAllStopsPastItsBound) {
+  const std::string data = Pattern(4 << 20, 7);
+  Pipe pipe(data);
+  SpoolSource<OwnedFd> src(pipe.Take());
+  ASSERT_TRUE(src.Skip(10));
+  absl::StatusOr<OwnedFd> fd = src.SpillAll(100000);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  EXPECT_GT(src.held_end(), 100000u);
+  EXPECT_LT(src.held_end(), data.size());  // not the whole stream
+  FdSource file(*std::move(fd));
+  ASSERT_TRUE(file.size().has_value());
+  EXPECT_EQ(*file.size(), src.held_end());
+  std::string got(100001, '\0');
+  ASSERT_TRUE(file.Read(got.data(), got.size()));
+  EXPECT_EQ(got, data.substr(0, got.size()));
+  // Within the bound the whole stream is kept.
+  Pipe small(data.substr(0, 5000));
+  SpoolSource<OwnedFd> s2(small.Take());
+  absl::StatusOr<OwnedFd> fd2 = s2.SpillAll(100000);
+  ASSERT_TRUE(fd2.ok());
+  EXPECT_EQ(s2.held_end(), 5000u);
+  ASSERT_TRUE(src.Hold(~uint64_t{0}));  // the writer finishes before the pipe closes
+}
+
 TEST(SpoolSource, SpillAllGivesARegularFileOfTheWholeStream) {
   const std::string data = Pattern(2 << 20, 5);
   Pipe pipe(data);

@@ -420,6 +420,21 @@ TEST(SnapshotReader, AStreamsHeaderIsGoneOnceTheLiteralsAreRead) {
   EXPECT_TRUE(r.Finish().ok());
 }
 
+// An endless character device whose first byte starts no protobuf record
+// (field 0) is refused at once, with the error a file of its bytes gets,
+// not copied to a temp file first: only what detection read is kept.
+TEST(SnapshotFile, AnEndlessStreamOfZerosFailsAtOnce) {
+  absl::StatusOr<std::unique_ptr<SnapshotFile>> f = SnapshotFile::Open("/dev/zero");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE((*f)->from_stream());
+  EXPECT_EQ((*f)->type(), SnapshotType::kClassic);
+  ASSERT_TRUE((*f)->size().has_value());
+  EXPECT_LE(*(*f)->size(), uint64_t{1} << 20);
+  absl::Status s = (*f)->Read({}, [](auto& reader) { return WalkAll(reader).status; });
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("found field number 0 (at byte 0)"));
+}
+
 TEST(SnapshotFile, OpensOnceAndAnnotates) {
   test::TempDir dir;
   const std::string path =

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -93,6 +94,35 @@ inline absl::StatusOr<InputFile> OpenInput(const std::string& path) {
   in.regular =
       S_ISREG(st.st_mode) && ::lseek(in.fd.get(), 0, SEEK_CUR) == 0;
   return in;
+}
+
+// The whole of a small input (`path` or "-"), read through OpenInput: at
+// most `max_bytes`, more is kResourceExhausted naming the limit, so an
+// endless one (/dev/zero) stops there. Errors: OpenInput's (a directory
+// included), a read's errno.
+inline absl::StatusOr<std::string> ReadSmallInput(const std::string& path,
+                                                  uint64_t max_bytes) {
+  absl::StatusOr<InputFile> in = OpenInput(path);
+  if (!in.ok()) return in.status();
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(in->fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = ErrnoError(errno, absl::StrCat("reading ", path));
+      s.SetPayload(Sv(kPathPayload), absl::Cord(path));
+      return s;
+    }
+    if (n == 0) return text;
+    if (text.size() + static_cast<uint64_t>(n) > max_bytes) {
+      absl::Status s = absl::ResourceExhaustedError(absl::StrCat(
+          path, ": more than ", max_bytes, " bytes (the limit for this input)"));
+      s.SetPayload(Sv(kPathPayload), absl::Cord(path));
+      return s;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
 }
 
 }  // namespace decomposed

@@ -211,13 +211,19 @@ class SpoolSource {
   // (unlinked) file holding the whole stream from byte 0, for readers that
   // need a file (the classic mapping, compare and stats). Precondition:
   // nothing was released. The source stays usable.
-  absl::StatusOr<OwnedFd> SpillAll() {
+  // With `max_bytes`, reads at most one byte past it: held_end() >
+  // max_bytes then tells the caller the stream is longer (and the file
+  // holds its first max_bytes + 1 bytes), so an endless source (a
+  // character device, `yes`) costs no more than that.
+  absl::StatusOr<OwnedFd> SpillAll(uint64_t max_bytes = UINT64_MAX) {
     if (mark_ != 0) {
       return absl::FailedPreconditionError(
           "SpoolSource::SpillAll after Release: the stream's start is gone");
     }
     if (!file_.has_value() && !SpillToFile()) return status_;
-    if (!Hold(UINT64_MAX)) return status_;
+    const uint64_t want =
+        max_bytes == UINT64_MAX ? UINT64_MAX : max_bytes + 1 - std::min(max_bytes + 1, position());
+    if (!Hold(want)) return status_;
     int fd = ::fcntl(file_->get(), F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return ErrnoError(errno, "duplicating the spool file");
     return OwnedFd(fd);
