@@ -58,10 +58,10 @@ class StatsAccumulator::Impl {
         s_.min = min_;
         s_.max = max_;
       } else {
-        s_.mean_im = mean_im_;
+        s_.mean_im = static_cast<double>(mean_im_);
       }
-      s_.mean = mean_re_;
-      s_.std = std::sqrt(m2_ / static_cast<double>(finite_));
+      s_.mean = static_cast<double>(mean_re_);
+      s_.std = static_cast<double>(std::sqrt(m2_ / static_cast<long double>(finite_)));
     }
     return s_;
   }
@@ -116,7 +116,8 @@ class StatsAccumulator::Impl {
       default: {
         const std::optional<internal::KernelType> kt = internal::KernelTypeOf(type_);
         if (kt) {
-          const double shift = finite_ > 0 ? mean_re_ : internal::KernelValue(*kt, p);
+          const double shift =
+              finite_ > 0 ? static_cast<double>(mean_re_) : internal::KernelValue(*kt, p);
           if (MergeSums(internal::SumsBlock(*kt, p, k, shift), *kt, p, k, shift)) {
             index_ += k;
             return;
@@ -139,7 +140,7 @@ class StatsAccumulator::Impl {
     }
     index_ += k;
     if (m == 0) return;
-    const double shift = finite_ > 0 ? mean_re_ : re_[0];
+    const double shift = finite_ > 0 ? static_cast<double>(mean_re_) : re_[0];
     const char* v = reinterpret_cast<const char*>(re_);
     const internal::KernelType f64 = internal::KernelType::kF64;
     (void)MergeSums(internal::SumsBlock(f64, v, m, shift), f64, v, m, shift);  // all finite
@@ -147,16 +148,18 @@ class StatsAccumulator::Impl {
 
   // Merges the summary `b` of the n values of `kt` at `p`; false (nothing
   // merged) when they were not all finite. Sums that overflow (values near
-  // the type's limit) are redone one value at a time by Welford's update.
+  // the type's limit: their squares pass the largest double) are redone
+  // one value at a time by Welford's update, in long double.
   bool MergeSums(const internal::BlockSums& b, internal::KernelType kt, const char* p,
                  uint64_t n, double shift) {
     if (!b.all_finite) return false;
     s_.zeros += b.zeros;
     const double nb = static_cast<double>(n);
     const double mean = shift + b.s / nb;
-    const double m2 = std::max(0.0, b.q - b.s * (b.s / nb));
-    if (std::isfinite(mean) && std::isfinite(m2)) {
-      Merge(n, mean, 0, m2);
+    const double raw_m2 = b.q - b.s * (b.s / nb);  // inf - inf is NaN
+    if (std::isfinite(b.s) && std::isfinite(b.q) && std::isfinite(mean) &&
+        std::isfinite(raw_m2)) {
+      Merge(n, mean, 0, std::max(0.0, raw_m2));
     } else {
       const size_t w = internal::KernelTypeBytes(kt);
       for (uint64_t i = 0; i < n; ++i) Welford(internal::KernelValue(kt, p + i * w), 0);
@@ -188,11 +191,13 @@ class StatsAccumulator::Impl {
 
   // Chan et al.: merges n values of mean (mr, mi) and squared deviations
   // m2 into the running values.
+  // The running values are long double: the squared deviations of values
+  // near the largest double pass it (f64 [1e308, -1e308]).
   void Merge(uint64_t n, double mr, double mi, double m2) {
-    const double na = static_cast<double>(finite_), nb = static_cast<double>(n);
+    const long double na = static_cast<long double>(finite_), nb = static_cast<long double>(n);
     finite_ += n;
-    const double nt = static_cast<double>(finite_);
-    const double dr = mr - mean_re_, di = mi - mean_im_;
+    const long double nt = static_cast<long double>(finite_);
+    const long double dr = mr - mean_re_, di = mi - mean_im_;
     mean_re_ += dr * (nb / nt);
     mean_im_ += di * (nb / nt);
     m2_ += m2 + (dr * dr + di * di) * (na * nb / nt);
@@ -200,8 +205,8 @@ class StatsAccumulator::Impl {
 
   void Welford(double re, double im) {
     ++finite_;
-    const double n = static_cast<double>(finite_);
-    const double dr = re - mean_re_, di = im - mean_im_;
+    const long double n = static_cast<long double>(finite_);
+    const long double dr = re - mean_re_, di = im - mean_im_;
     mean_re_ += dr / n;
     mean_im_ += di / n;
     m2_ += dr * (re - mean_re_) + di * (im - mean_im_);
@@ -216,7 +221,8 @@ class StatsAccumulator::Impl {
   size_t bytes_;
   uint64_t index_ = 0;
   uint64_t finite_ = 0;
-  double mean_re_ = 0, mean_im_ = 0, m2_ = 0, min_ = 0, max_ = 0;
+  long double mean_re_ = 0, mean_im_ = 0, m2_ = 0;
+  double min_ = 0, max_ = 0;
   TensorStats s_;
   double re_[kBlock], im_[kBlock];
   size_t pending_ = 0;  // elements of a partial block, in pending_bytes_

@@ -304,6 +304,31 @@ TEST(StatsTest, WelfordKeepsPrecisionWithALargeMean) {
   EXPECT_DOUBLE_EQ(*t.std, 1.0);
 }
 
+// f64 values whose squares (or sums) pass the largest double: the moments
+// are still the population mean and std, not 0 or NaN (an inf - inf once
+// became a std of 0, and Welford's update in double overflowed).
+TEST(StatsTest, MomentsOfValuesNearTheLargestDouble) {
+  struct Case {
+    std::vector<double> v;
+    double mean, std;
+  };
+  // [a, -a]: mean 0, std a. [a, a, -a]: mean a/3, deviations 2a/3, 2a/3,
+  // -4a/3: variance (4 + 4 + 16)/27 a^2 = 8/9 a^2.
+  for (const Case& c : {Case{{1e155, -1e155}, 0, 1e155},
+                        Case{{1e200, -1e200, 1e200, -1e200}, 0, 1e200},
+                        Case{{1.7e308, 1.7e308}, 1.7e308, 0},
+                        Case{{1.7e308, -1.7e308}, 0, 1.7e308},
+                        Case{{1e300, 1e300, -1e300}, 1e300 / 3, std::sqrt(8.0 / 9) * 1e300}}) {
+    std::string d(reinterpret_cast<const char*>(c.v.data()), c.v.size() * 8);
+    StatsAccumulator s(PT::kF64);
+    s.Add(d.data(), c.v.size());
+    TensorStats t = s.Finish();
+    ASSERT_TRUE(t.mean && t.std);
+    EXPECT_DOUBLE_EQ(*t.mean, c.mean) << c.v[0];
+    EXPECT_DOUBLE_EQ(*t.std, c.std) << c.v[0];
+  }
+}
+
 TEST(StatsTest, IntegersExactMinMaxAndNoNan) {
   std::vector<int64_t> v = {INT64_MIN, 0, INT64_MAX};
   std::string d(reinterpret_cast<const char*>(v.data()), 24);
