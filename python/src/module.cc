@@ -792,10 +792,12 @@ std::string InspectJson(const std::string& path) {
 void Convert(const std::string& in, const std::string& out,
              const std::string& to) {
   py::gil_scoped_release nogil;
+  // The input's form is detected, as `decomposed convert` does: the same
+  // bad file gets the same error.
   if (to == "decomposed") {
-    Check(ConvertClassicToDecomposed(in, out), in);
+    Check(ConvertSnapshot(in, out, SnapshotType::kDecomposed, SnapshotType::kAuto), in);
   } else if (to == "classic" || to == "snapshot") {
-    Check(ConvertDecomposedToClassic(in, out), in);
+    Check(ConvertSnapshot(in, out, SnapshotType::kClassic, SnapshotType::kAuto), in);
   } else {
     Throw(absl::InvalidArgumentError(
         "convert: `to` must be 'decomposed' or 'snapshot' ('classic' also works)"));

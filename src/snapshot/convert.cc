@@ -233,6 +233,17 @@ absl::Status ConvertSnapshot(const std::string& in, const std::string& out,
   SnapshotFile& f = **file;
   if (f.type() == to) {
     const SnapshotTypeEvidence& e = f.evidence();
+    if (to == SnapshotType::kClassic && from == SnapshotType::kAuto &&
+        e.evidence.empty()) {
+      // Classic is what detection answers when the bytes are not
+      // decomposed: only a readable HloSnapshot is "already" one; any
+      // other file gets the error every reader gives it ("not a
+      // decomposed or classic snapshot; ...").
+      absl::Status h = f.Read({.box = options.read.box}, [](auto& reader) {
+        return reader.ReadHeader().status();
+      });
+      if (!h.ok()) return f.Annotate(h);
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         in, ": already a ", Sv(SnapshotFormName(to)),
         !e.evidence.empty() ? absl::StrCat(" (", e.evidence, ")")

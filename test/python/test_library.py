@@ -98,6 +98,13 @@ def test_os_errors_name_the_file_once(sample, tmp_path):
     with pytest.raises(FileNotFoundError) as e:
         decomposed.open(missing)
     assert e.value.filename == missing and str(e.value).count(missing) == 1
+    # A file of neither form: the CLI's message, whichever way asked.
+    readme = tmp_path / "README.md"
+    readme.write_text("# not a snapshot\n")
+    for to in ("classic", "decomposed"):
+        with pytest.raises(decomposed.FormatError,
+                           match="^file: not a decomposed or classic snapshot; "):
+            decomposed.convert(readme, tmp_path / "r.out", to=to)
     bad = str(tmp_path / "no-such-dir" / "x.pb")
     with pytest.raises(FileNotFoundError) as e:
         decomposed.convert(path, bad, to="classic")

@@ -25,6 +25,7 @@ namespace {
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 const std::string kExample =
     std::string(DECOMPOSED_SOURCE_DIR) +
@@ -341,6 +342,22 @@ TEST(SnapshotTypeTest, ConvertDetectsItsInputAndRefusesANoOp) {
             kExample + ": already a decomposed snapshot (region [0] box of 403 "
                        "bytes at byte 0); nothing to convert (--snapshot-type "
                        "names the input's form)");
+}
+
+// A file of neither form is not "already a classic snapshot" (classic is
+// only detection's answer for what is not decomposed): converting it to
+// classic gives the error every reader gives it.
+TEST(SnapshotTypeTest, ConvertOfNeitherFormSaysSo) {
+  test::TempDir dir;
+  const std::string readme = dir.Write("README.md", "# decomposed\n\nNot a snapshot.\n");
+  for (SnapshotType to : {SnapshotType::kClassic, SnapshotType::kDecomposed}) {
+    absl::Status s = ConvertSnapshot(readme, dir.File("y"), to);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.message()),
+                StartsWith("file: not a decomposed or classic snapshot; "))
+        << SnapshotFormName(to);
+    EXPECT_FALSE(test::FileExists(dir.File("y")));
+  }
 }
 
 }  // namespace
