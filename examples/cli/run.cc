@@ -245,7 +245,8 @@ Action Setup(CLI::App& app) {
                "compare tensors of different types in f64");
   app.add_option("--dtype", st->dtypes,
                  "true type of void (|V1, |V2) .npy tensors of --inputs and SIDE: TYPE for "
-                 "all, or INDEX=TYPE (bf16, f8e4m3fn, ...)")
+                 "all, or INDEX=TYPE (INDEX counts the inputs across --inputs; bf16, "
+                 "f8e4m3fn, ...)")
       ->allow_extra_args(false);
   AddSnapshotTypeOption(app, &st->snapshot_type);
   ThreeWayOptions& o = st->tw;

@@ -31,6 +31,7 @@ struct NpzEntry {
   uint64_t offset = 0;  // of the .npy bytes in the archive
   uint64_t size = 0;
   std::optional<PrimitiveType> dtype;  // --dtype, or the entry's .meta
+  bool dtype_void_only = false;        // `--dtype TYPE`: the void entries'
 };
 
 // {"ml_dtype": NAME} -> the type.
@@ -106,6 +107,7 @@ class NpzSet final : public TensorSet {
     LimitedSource<FdSource> view(*o.src, e.offset + e.size);
     NpyReadOptions ro;
     ro.dtype = e.dtype;
+    ro.dtype_void_only = e.dtype_void_only;
     absl::StatusOr<NpyArrayInfo> info = ReadNpyArrayHeader(view, ro);
     if (!info.ok()) return WithFile(Prefix(info.status(), absl::StrCat("entry ", e.name)), path_);
     o.info = *std::move(info);
@@ -187,6 +189,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenNpzSet(const std::string& path,
       n.dtype = d->second;
     } else if (options.dtype) {
       n.dtype = options.dtype;
+      n.dtype_void_only = true;
     } else if (auto m = dir->find(name + ".meta"); m != dir->end()) {
       if (m->second.size > limits::kMaxSidecarBytes) {
         return WithFile(absl::ResourceExhaustedError(absl::StrCat(

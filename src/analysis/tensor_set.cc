@@ -35,6 +35,7 @@ namespace fs = std::filesystem;
 struct NpyTensor {
   std::string path;
   std::optional<PrimitiveType> dtype;
+  bool dtype_void_only = false;  // `--dtype TYPE`: the void files' type
 };
 
 struct OpenedNpy {
@@ -48,6 +49,7 @@ absl::StatusOr<OpenedNpy> OpenNpy(const NpyTensor& t) {
   OpenedNpy out{std::make_unique<FdSource>(std::move(fd)), {}};
   NpyReadOptions o;
   o.dtype = t.dtype;
+  o.dtype_void_only = t.dtype_void_only;
   if (!o.dtype) {
     absl::StatusOr<std::optional<PrimitiveType>> side = ReadNpyMetaSidecar(t.path);
     if (!side.ok()) return WithFile(side.status(), t.path + ".meta");
@@ -154,10 +156,12 @@ class NpyFilesSet : public TensorSet {
   TensorSetOptions options_;  // an unpack directory's
 };
 
-std::optional<PrimitiveType> DtypeFor(const TensorSetOptions& o, size_t i) {
+// Tensor i's file with its --dtype: INDEX=TYPE for that tensor whatever its
+// descr, else TYPE for every void one.
+NpyTensor TensorFor(std::string path, const TensorSetOptions& o, size_t i) {
   auto it = o.dtypes.find(i);
-  if (it != o.dtypes.end()) return it->second;
-  return o.dtype;
+  if (it != o.dtypes.end()) return {std::move(path), it->second, false};
+  return {std::move(path), o.dtype, o.dtype.has_value()};
 }
 
 // value_input<i>.npy / snapshot_output<j>.npy, i = 0..n-1.
@@ -188,8 +192,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
           "unpack directory: expected ", stem, k, ".npy, found ",
           k == 0 ? "none" : absl::StrCat(stem, found[k], ".npy next"), " (", dir, ")"));
     }
-    files.push_back({(fs::path(dir) / absl::StrCat(stem, k, ".npy")).string(),
-                     DtypeFor(o, k)});
+    files.push_back(TensorFor((fs::path(dir) / absl::StrCat(stem, k, ".npy")).string(), o, k));
   }
   return std::unique_ptr<TensorSet>(std::make_unique<NpyFilesSet>(
       absl::StrCat("unpack directory ", dir, " (", stem, "<i>.npy)"), std::move(files),
@@ -351,7 +354,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
       return std::unique_ptr<TensorSet>(std::make_unique<BundleSet>(*std::move(b)));
     }
     case TensorSetKind::kNpy: {
-      std::vector<NpyTensor> one = {{path, DtypeFor(options, 0)}};
+      std::vector<NpyTensor> one = {TensorFor(path, options, 0)};
       return std::unique_ptr<TensorSet>(
           std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),
                                         /*unpack_dir=*/false));

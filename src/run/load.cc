@@ -518,7 +518,12 @@ absl::StatusOr<RunProgram> LoadProgram(const RunSource& source, const LoadOption
       }
       TensorSetOptions so;
       so.inputs = true;
-      so.dtypes = options.dtypes;
+      // --dtype INDEX=TYPE counts the inputs across the sides (INDEX is
+      // the parameter's number): this side's tensor k is input base + k.
+      const size_t base = p.inputs.size();
+      for (const auto& [index, type] : options.dtypes) {
+        if (index >= base) so.dtypes[index - base] = type;
+      }
       so.dtype = options.dtype;
       so.snapshot_type = options.snapshot_type;
       absl::StatusOr<std::unique_ptr<TensorSet>> set = OpenTensorSet(side, so);

@@ -123,6 +123,37 @@ TEST(AnalysisSetsTest, AToleranceThatIsNotAFiniteNonNegativeNumberIsRefused) {
   EXPECT_TRUE(r->pass);
 }
 
+// `--dtype TYPE` is the type of every void tensor: a typed <f4 beside it
+// keeps f32 (an unpack directory of f32 and bf16 inputs without sidecars);
+// `--dtype I=TYPE` is tensor I's whatever its descr.
+TEST(AnalysisSetsTest, ADtypeForAllTypesTheVoidTensorsOnly) {
+  TempDir d;
+  d.Write("value_input0.npy", NpyF32("(2,)", {1, 2}));
+  d.Write("value_input1.npy",
+          HandNpyHeader("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }") +
+              std::string("\x80\x3f\x00\x40", 4));  // bf16 1, 2
+  TensorSetOptions o;
+  o.inputs = true;
+  o.dtype = PrimitiveType::kBF16;
+  auto set = OpenTensorSet(d.path(), o);
+  ASSERT_TRUE(set.ok()) << set.status();
+  absl::StatusOr<TensorInfo> t0 = (*set)->Describe(0);
+  absl::StatusOr<TensorInfo> t1 = (*set)->Describe(1);
+  ASSERT_TRUE(t0.ok()) << t0.status();
+  ASSERT_TRUE(t1.ok()) << t1.status();
+  EXPECT_EQ(t0->type, PrimitiveType::kF32);
+  EXPECT_EQ(t1->type, PrimitiveType::kBF16);
+  // By index, the type is that tensor's even for a typed descr: <f4 as
+  // bf16 is a size mismatch, named.
+  TensorSetOptions i0;
+  i0.inputs = true;
+  i0.dtypes[0] = PrimitiveType::kBF16;
+  i0.dtypes[1] = PrimitiveType::kBF16;
+  set = OpenTensorSet(d.path(), i0);
+  absl::Status s = set.ok() ? (*set)->Describe(0).status() : set.status();
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("expected a dtype of 4 bytes for descr '<f4'"));
+}
+
 TEST(AnalysisSetsTest, AVoidNpyWithoutATrueDtypeNamesTheOption) {
   TempDir d;
   std::string p = d.Write("x.npy", HandNpyHeader("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }") +

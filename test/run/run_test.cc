@@ -443,6 +443,28 @@ TEST(RunTest, InputsFromEverySide) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(Elements<float>(r->outputs[0]), kTwiceX) << sides[0];
   }
+  // --dtype INDEX counts the inputs across the sides: input 1 (y, s32[4])
+  // saved as u32 in a file of its own is read as s32 by dtypes[1] (the
+  // same item size: reinterpreted), not by dtypes[0].
+  {
+    const std::string y = dir.Write(
+        "y_u32.npy", test::HandNpyHeader("{'descr': '<u4', 'fortran_order': False, "
+                                         "'shape': (4,), }") +
+                         std::string("\1\0\0\0\2\0\0\0\3\0\0\0\4\0\0\0", 16));
+    RunSource src;
+    src.module = module;
+    src.input_sides = {dir.File("u/value_input0.npy"), y};
+    LoadOptions lo;
+    lo.dtypes[1] = PrimitiveType::kS32;
+    absl::StatusOr<RunProgram> p = LoadProgram(src, lo);
+    ASSERT_TRUE(p.ok()) << p.status();
+    // TYPE for all is for void files: a typed u32 keeps its type.
+    LoadOptions all;
+    all.dtype = PrimitiveType::kS32;
+    p = LoadProgram(src, all);
+    ASSERT_FALSE(p.ok());
+    EXPECT_THAT(std::string(p.status().message()), HasSubstr("found U32[4]"));
+  }
   // A side with too few tensors.
   RunSource one;
   one.module = module;

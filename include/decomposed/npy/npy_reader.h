@@ -66,6 +66,10 @@ struct NpyReadOptions {
   // The true element type. Required for void descrs (|V1, |V2); on other
   // descrs it reinterprets the bytes and must have the descr's item size.
   std::optional<PrimitiveType> dtype;
+  // `dtype` is for void descrs only (a `--dtype TYPE` meant for every void
+  // tensor of a set that mixes them with typed ones): other descrs keep
+  // their own type.
+  bool dtype_void_only = false;
   // Convert big-endian descrs ('>f4', ...) by swapping bytes while
   // streaming; when false they are refused with kUnimplemented.
   bool allow_big_endian = true;
@@ -172,7 +176,7 @@ inline absl::StatusOr<NpyArrayInfo> ResolveNpyHeader(
     }
     info.type = *options.dtype;
   } else {
-    info.type = options.dtype ? *options.dtype : d->type;
+    info.type = options.dtype && !options.dtype_void_only ? *options.dtype : d->type;
   }
   const PrimitiveTypeInfo& ti = Info(info.type);
   if (ti.encoding == DataEncoding::kNone) {

@@ -102,7 +102,8 @@ struct RunSource {
 struct LoadOptions {
   // The snapshot's form (kAuto: detected), also for a side that is one.
   SnapshotType snapshot_type = SnapshotType::kAuto;
-  // Void .npy input types (--dtype) for the sides.
+  // Void .npy input types (--dtype) for the sides: by input number,
+  // counted across the sides, or for every void one.
   std::map<size_t, PrimitiveType> dtypes;
   std::optional<PrimitiveType> dtype;
   // Decoded inputs larger than this are refused (0: physical memory).
