@@ -256,7 +256,11 @@ std::string RunReportText(const RunReport& r) {
     absl::StrAppend(&out, "output ", o.index, ": ", LowerTypeName(o.type), Dims(o.dims));
     const TensorStats& s = o.stats;
     if (s.min && s.max) absl::StrAppend(&out, " min ", Num(*s.min), " max ", Num(*s.max));
-    if (s.mean) absl::StrAppend(&out, " mean ", Num(*s.mean));
+    if (s.mean && s.mean_im) {
+      absl::StrAppend(&out, " mean (", Num(*s.mean), ",", Num(*s.mean_im), ")");  // as stats
+    } else if (s.mean) {
+      absl::StrAppend(&out, " mean ", Num(*s.mean));
+    }
     if (s.nan) absl::StrAppend(&out, " NaN ", s.nan);
     if (s.pos_inf + s.neg_inf) absl::StrAppend(&out, " Inf ", s.pos_inf + s.neg_inf);
     absl::StrAppend(&out, "\n");

@@ -508,6 +508,17 @@ TEST(RunTest, CompareWithTheRecordedOutputs) {
   EXPECT_THAT(text, HasSubstr("ran example (decomposed snapshot "));
   EXPECT_THAT(text, HasSubstr("5 instructions"));
   EXPECT_THAT(text, HasSubstr("output 0: f32[2,3] min 1 max 6 mean 3.5"));
+  {
+    // A complex output's mean is (re,im), as stats prints it.
+    RunReport c = *r;
+    RunOutputInfo o;
+    o.type = PrimitiveType::kC64;
+    o.dims = {2};
+    o.stats.mean = 0.5;
+    o.stats.mean_im = -0.5;
+    c.outputs = {o};
+    EXPECT_THAT(RunReportText(c), HasSubstr("output 0: c64[2] mean (0.5,-0.5)\n"));
+  }
   EXPECT_THAT(text, HasSubstr("PASS: 1 of 1 tensor pass"));
   nlohmann::json j = nlohmann::json::parse(RunReportJson(*r));
   EXPECT_EQ(j["module"], "example");
