@@ -169,9 +169,14 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
     const std::string& dir, const TensorSetOptions& o) {
   const std::string stem = o.inputs ? "value_input" : "snapshot_output";
   std::vector<size_t> found;
+  bool unpack_like = false;  // model.hlo, or a tensor of either list
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
+    unpack_like = unpack_like || name == "model.hlo" ||
+                  ((absl::StartsWith(name, "value_input") ||
+                    absl::StartsWith(name, "snapshot_output")) &&
+                   absl::EndsWith(name, ".npy"));
     if (!absl::StartsWith(name, stem) || !absl::EndsWith(name, ".npy")) continue;
     std::string_view digits(name);
     digits.remove_prefix(stem.size());
@@ -184,6 +189,14 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
     found.push_back(index);
   }
   if (ec) return ErrnoError(ec.value(), absl::StrCat("listing ", dir));
+  if (!unpack_like) {
+    // An empty list is an answer only for a directory of unpack's (a
+    // module of no parameters); a mistyped or unrelated one is an error.
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": expected an unpack directory (model.hlo, value_input<i>.npy, "
+             "snapshot_output<j>.npy) or a bundle call directory (meta.json), "
+             "found none of them"));
+  }
   std::sort(found.begin(), found.end());
   std::vector<NpyTensor> files;
   for (size_t k = 0; k < found.size(); ++k) {

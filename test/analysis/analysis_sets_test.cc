@@ -154,6 +154,26 @@ TEST(AnalysisSetsTest, ADtypeForAllTypesTheVoidTensorsOnly) {
   EXPECT_THAT(std::string(s.message()), testing::HasSubstr("expected a dtype of 4 bytes for descr '<f4'"));
 }
 
+// A directory with nothing of unpack's or a bundle's is an error, not an
+// empty list that passes (a mistyped path in a CI gate); one of unpack's
+// with no tensor in the list asked (a module without parameters) is empty.
+TEST(AnalysisSetsTest, ADirectoryOfNeitherKindIsAnError) {
+  TempDir d;
+  d.Write("a.npy", NpyF32("(2,)", {1, 2}));
+  absl::StatusOr<std::unique_ptr<TensorSet>> set = OpenTensorSet(d.path(), {});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(),
+            d.path() + ": expected an unpack directory (model.hlo, value_input<i>.npy, "
+                       "snapshot_output<j>.npy) or a bundle call directory (meta.json), "
+                       "found none of them");
+  d.Write("snapshot_output0.npy", NpyF32("(2,)", {1, 2}));
+  TensorSetOptions in;
+  in.inputs = true;
+  set = OpenTensorSet(d.path(), in);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ((*set)->size(), 0u);
+}
+
 TEST(AnalysisSetsTest, AVoidNpyWithoutATrueDtypeNamesTheOption) {
   TempDir d;
   std::string p = d.Write("x.npy", HandNpyHeader("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }") +
