@@ -171,6 +171,14 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     ])
     expect(1, ["inspect", garbage], "inspect")
     expect(1, ["inspect", missing], "inspect")
+    # --json prints JSON for one failing file too: the error entry.
+    r = expect(1, ["inspect", "--json", garbage], "inspect")
+    try:
+        e = json.loads(r.stdout)
+        if e.get("file") != garbage or "frame" not in e.get("error", {}):
+            failures.append(f"inspect --json garbage: {r.stdout[:200]!r}")
+    except ValueError:
+        failures.append(f"inspect --json garbage: not JSON: {r.stdout[:200]!r}")
     # A long option with one dash is that option in every command (not
     # "-j son"); one-letter options keep their attached values.
     r = expect(0, ["inspect", "-json", EXAMPLE])

@@ -1,6 +1,7 @@
 // decomposed inspect FILE... [--json] [--snapshot-type auto|decomposed|snapshot]
 //     [--lenient-length-byte] [-j N]
-// One file: its report (text, or a JSON object). Several files: inspected
+// One file: its report (text, or a JSON object; with --json a failure is
+// {"file": FILE, "error": {...}} on stdout too). Several files: inspected
 // --jobs at a time (InspectFiles, snapshot/each.h) and printed in input
 // order, as text under a "==> FILE <==" line each, or as one JSON array of
 // {"file": FILE, "report": {...}} or {"file": FILE, "error": {...}}
@@ -40,6 +41,14 @@ Action Setup(CLI::App& app) {
     if (st->files.size() == 1) {
       absl::StatusOr<InspectReport> r =
           InspectFile(st->files[0], st->options);
+      if (!r.ok() && st->json) {
+        // JSON on stdout whatever happens: the error as an entry of the
+        // many-file form has it.
+        nlohmann::ordered_json entry;
+        entry["file"] = st->files[0];
+        entry["error"] = ProblemJson(ProblemFromStatus(r.status()));
+        std::cout << JsonText(entry);
+      }
       if (!r.ok()) return Fail(app, r.status());
       if (st->json) {
         std::cout << JsonText(InspectReportJson(*r));
