@@ -237,6 +237,19 @@ TEST(AtomicFileSinkTest, CommitRenames) {
   EXPECT_EQ(st.st_mode & 0777, 0644u);
 }
 
+// An output in a directory that is not there: named as the output, with
+// the directory, not as the temp file; nothing is created.
+TEST(AtomicFileSinkTest, AMissingDirectoryIsNamed) {
+  TempDir dir;
+  const std::string target = dir.path() + "/no/such/out.bin";
+  AtomicFileSink sink;
+  absl::Status s = sink.Open(target);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), "writing " + target + " (no directory " + dir.path() +
+                             "/no/such/): No such file or directory");
+  EXPECT_TRUE(ListDir(dir.path()).empty());
+}
+
 TEST(AtomicFileSinkTest, CommitWithSyncAndMode) {
   TempDir dir;
   std::string target = dir.File("out.bin");

@@ -323,8 +323,15 @@ class AtomicFileSink {
     temp_ = absl::StrCat(dir, ".", base, ".tmp.XXXXXX");
     int fd = ::mkostemp(temp_.data(), O_CLOEXEC);
     if (fd < 0) {
+      // Named as the output, not the temp file the user never asked for;
+      // a missing directory said so (outputs do not create directories,
+      // as cp does not).
+      const int e = errno;
       absl::Status s = ErrnoError(
-          errno, absl::StrCat("creating a temp file for ", path));
+          e, absl::StrCat("writing ", path,
+                          e == ENOENT ? absl::StrCat(" (no directory ",
+                                                     dir.empty() ? "." : dir, ")")
+                                      : std::string()));
       temp_.clear();
       return s;
     }
