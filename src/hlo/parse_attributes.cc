@@ -1582,11 +1582,8 @@ bool Parser::ParseAttributeValue(ComputationState& comp, HloOpcode opcode,
       instr->set_padding_type(t);
       return true;
     }
-    case Attr::kLiteral: {
-      xla::ShapeProto shape;
-      if (!ParseShape(&shape)) return false;
-      return ParseLiteral(shape, instr->mutable_literal());
-    }
+    case Attr::kLiteral:
+      return ParseLiteralWithShape(instr->mutable_literal());
     case Attr::kSchedule: {
       xla::CustomCallSchedule s = xla::SCHEDULE_NONE;
       if (!enum_value(&xla::CustomCallSchedule_Parse, "", &s,

@@ -406,6 +406,33 @@ void ElideLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out) {
 
 }  // namespace
 
+// A custom-call's `literal=`: `s32[2]{0} {4, 5}`, or a tuple as XLA prints
+// one with its shapes, each element with its own: `( s32[2]{0} {4, 5},
+// pred[]{} true )`, nested tuples in parentheses again.
+bool Parser::ParseLiteralWithShape(xla::LiteralProto* out) {
+  if (kind() != Tok::kLparen) {
+    xla::ShapeProto shape;
+    if (!ParseShape(&shape)) return false;
+    return ParseLiteral(shape, out);
+  }
+  if (!Enter()) return false;
+  lexer_.Advance();
+  xla::ShapeProto* shape = out->mutable_shape();
+  shape->set_element_type(xla::TUPLE);
+  while (kind() != Tok::kRparen) {
+    if (shape->tuple_shapes_size() > 0 &&
+        !Consume(Tok::kComma, "\",\" or \")\" in a tuple literal")) {
+      return false;
+    }
+    xla::LiteralProto* element = out->add_tuple_literals();
+    if (!ParseLiteralWithShape(element)) return false;
+    *shape->add_tuple_shapes() = element->shape();
+  }
+  lexer_.Advance();
+  Leave();
+  return true;
+}
+
 bool Parser::ParseLiteral(const xla::ShapeProto& shape, xla::LiteralProto* out) {
   // `{...}` for a tuple (XLA's printer never prints a tuple constant in the
   // long and modern styles) or a scalar: its shape, as for an array.

@@ -174,6 +174,7 @@ class Parser {
   }
   // Depth guard: false (with an error) past options_.max_depth.
   bool Enter();
+  bool ParseLiteralWithShape(xla::LiteralProto* out);
   void Leave() { --depth_; }
 
   // --- Scalars and lists (parse_attributes.cc) -------------------------------

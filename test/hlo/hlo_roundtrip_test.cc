@@ -454,6 +454,19 @@ TEST(HandWrittenRoundTripTest, UnreducedSubgroup) {
   EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
 }
 
+// A custom-call's tuple literal prints each element with its shape, and
+// parses back so (nested and empty tuples too).
+TEST(HandWrittenRoundTripTest, CustomCallTupleLiteral) {
+  const std::string text =
+      "HloModule tuplelit\n"
+      "\n"
+      "ENTRY main {\n"
+      "  ROOT c = f32[2]{0} custom-call(), custom_call_target=\"Target\", literal=( s32[2]{0} {4, 5}, ( pred[] true, f32[] 1.5 ), (  ) )\n"
+      "}\n"
+      "\n";
+  EXPECT_EQ(Reprint(text, HloTextStyle::kShort), text);
+}
+
 // A text in one style printed in the others: the same module.
 TEST(HandWrittenRoundTripTest, AcrossStyles) {
   for (const char* text : {kLongText, kModernText, kShortText}) {
