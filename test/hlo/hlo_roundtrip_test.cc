@@ -364,9 +364,7 @@ TEST(HandWrittenRoundTripTest, EightBitNans) {
 // the input's rank, one list when the start indices are one tuple of
 // scalars, one per tuple when they are a tuple of them.
 TEST(HandWrittenRoundTripTest, InPlaceCollectivePermuteSliceSizes) {
-  const std::string one =
-      "HloModule inplace\n"
-      "\n"
+  const std::string head =
       "ENTRY main {\n"
       "  src = f32[8,4]{1,0} parameter(0)\n"
       "  zero = f32[] constant(0)\n"
@@ -374,26 +372,19 @@ TEST(HandWrittenRoundTripTest, InPlaceCollectivePermuteSliceSizes) {
       "  i0 = s32[] constant(0)\n"
       "  at0 = (s32[], s32[]) tuple(i0, i0)\n"
       "  i8 = s32[] constant(8)\n"
-      "  at1 = (s32[], s32[]) tuple(i0, i8)\n"
-      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, at0, at1), channel_id=3, source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,4}}\n"
-      "}\n"
-      "\n";
+      "  at1 = (s32[], s32[]) tuple(i0, i8)\n";
+  const std::string one =
+      "HloModule inplace\n\n" + head +
+      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, at0, at1), channel_id=3, "
+      "source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,4}}\n"
+      "}\n\n";
   EXPECT_EQ(Reprint(one, HloTextStyle::kShort), one);
   const std::string two =
-      "HloModule inplace2\n"
-      "\n"
-      "ENTRY main {\n"
-      "  src = f32[8,4]{1,0} parameter(0)\n"
-      "  zero = f32[] constant(0)\n"
-      "  dst = f32[8,16]{1,0} broadcast(zero), dimensions={}\n"
-      "  i0 = s32[] constant(0)\n"
-      "  a0 = (s32[], s32[]) tuple(i0, i0)\n"
-      "  i4 = s32[] constant(4)\n"
-      "  a1 = (s32[], s32[]) tuple(i0, i4)\n"
-      "  starts = ((s32[], s32[]), (s32[], s32[])) tuple(a0, a1)\n"
-      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, starts, starts), source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,2},{8,2}}\n"
-      "}\n"
-      "\n";
+      "HloModule inplace2\n\n" + head +
+      "  starts = ((s32[], s32[]), (s32[], s32[])) tuple(at0, at1)\n"
+      "  ROOT cp = f32[8,16]{1,0} collective-permute(src, dst, starts, starts), "
+      "source_target_pairs={{0,1},{1,0}}, slice_sizes={{8,2},{8,2}}\n"
+      "}\n\n";
   EXPECT_EQ(Reprint(two, HloTextStyle::kShort), two);
 }
 
