@@ -188,12 +188,22 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
     if r.stdout.startswith("{"):
         failures.append("inspect -j1: JSON without --json")
     expect(0, ["-version"])
+    # ... but an option's value stays as written: `-o -json` is a file.
+    r = subprocess.run([CLI, "hlo", EXAMPLE, "-o", "-json"], cwd=tmp,
+                       capture_output=True, text=True, env=ENV, timeout=120)
+    if r.returncode != 0 or not os.path.isfile(os.path.join(tmp, "-json")):
+        failures.append(f"hlo -o -json: exit {r.returncode}, {r.stderr[:200]!r}")
     # Tolerances: a finite number >= 0, said in those words.
     for bad in ("-1e-3", "nan", "inf", "abc"):
         r = expect(2, ["compare", EXAMPLE, EXAMPLE, "--atol=" + bad])
         if f"Value {bad} is not a finite number >= 0" not in r.stderr:
             failures.append(f"compare --atol={bad}: {r.stderr[:200]!r}")
     expect(0, ["compare", EXAMPLE, EXAMPLE, "-atol=1e-3"])
+    for bad in ("nan", "1.5", "-0.1"):
+        r = expect(2, ["compare", EXAMPLE, EXAMPLE, "--baseline", EXAMPLE,
+                       "--bc-threshold=" + bad])
+        if f"Value {bad} is not a number from 0 to 1" not in r.stderr:
+            failures.append(f"--bc-threshold={bad}: {r.stderr[:200]!r}")
 
     # --- verify --------------------------------------------------------------------
     expect(0, ["verify", EXAMPLE])
@@ -346,6 +356,17 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
                            text=True, env=ENV, timeout=120)
     if r.returncode != 0 or not r.stdout.startswith("{"):
         failures.append(f"capture plan -: exit {r.returncode}, {r.stderr[:200]!r}")
+    # HLO text on stdin whose first byte starts no protobuf record (a
+    # comment) is read whole, past what detection reads (about 64 KiB).
+    lines = ["// a comment first", "HloModule chain", "", "ENTRY e {",
+             "  v0 = f32[] constant(1)"]
+    lines += [f"  v{i} = f32[] add(v{i - 1}, v{i - 1})" for i in range(1, 4000)]
+    lines += ["  ROOT r = f32[] negate(v3999)", "}", ""]
+    r = subprocess.run([CLI, "hlo", "-", "--json"], input="\n".join(lines),
+                       capture_output=True, text=True, env=ENV, timeout=120)
+    if r.returncode != 0 or '"instructions": 4001' not in r.stdout:
+        failures.append(f"hlo - (a comment first, {len(chr(10).join(lines))} bytes): "
+                        f"exit {r.returncode}, {r.stderr[:300]!r}")
     # An endless character device as a snapshot fails at once (the stream
     # is not copied to a temp file first: a timeout here is the defect).
     for cmd in (["verify", "/dev/zero"], ["inspect", "/dev/zero"]):

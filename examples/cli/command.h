@@ -124,6 +124,15 @@ inline const CLI::Validator kNonNegativeReal(
     },
     "NONNEGATIVE");
 
+// A coefficient in [0, 1] (CLI11's Range lets nan through).
+inline const CLI::Validator kUnitInterval(
+    [](std::string& text) -> std::string {
+      double v = 0;
+      if (CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1) return "";
+      return "Value " + text + " is not a number from 0 to 1";
+    },
+    "[0,1]");
+
 // Adds --global-rank, --tp-rank and --dp-rank (non-negative integers) bound
 // to the given fields, whose values are the defaults.
 void AddRankOptions(CLI::App& app, int64_t* global_rank, int64_t* tp_rank,

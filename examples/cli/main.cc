@@ -96,8 +96,23 @@ std::vector<std::string> AcceptOneDashLongOptions(CLI::App& app, int argc,
                                                   char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App* cur = &app;
+  bool value_next = false;  // the word after an option that takes one
   for (std::string& a : args) {
     if (a == "--") break;
+    if (value_next) {  // `-o -json` writes a file named -json
+      value_next = false;
+      continue;
+    }
+    if (a.size() >= 2 && a[0] == '-' && a.find('=') == std::string::npos) {
+      const CLI::Option* opt = cur->get_option_no_throw(a);
+      if (opt == nullptr && a[1] != '-' && a.size() >= 3) {
+        opt = cur->get_option_no_throw("-" + a);
+      }
+      // A one-letter option with its value attached (-j4) takes no other.
+      const bool attached = a[1] != '-' && a.size() > 2 && opt != nullptr &&
+                            cur->get_option_no_throw(a.substr(0, 2)) == opt;
+      value_next = opt != nullptr && opt->get_type_size() > 0 && !attached;
+    }
     if (a.size() >= 3 && a[0] == '-' && a[1] != '-' &&
         std::isalpha(static_cast<unsigned char>(a[1]))) {
       const std::string name = a.substr(1, a.find('=') - 1);

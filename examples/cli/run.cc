@@ -251,7 +251,7 @@ Action Setup(CLI::App& app) {
   AddSnapshotTypeOption(app, &st->snapshot_type);
   ThreeWayOptions& o = st->tw;
   app.add_option("--bc-threshold", o.bc_threshold, "three-way: the Bhattacharyya threshold")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(kUnitInterval)
       ->capture_default_str();
   app.add_option("--max-sigma-ratio", o.max_sigma_ratio, "three-way: ... or the sigma-ratio")
       ->check(kNonNegativeReal)

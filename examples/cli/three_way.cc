@@ -40,7 +40,7 @@ std::shared_ptr<ThreeWayCli> AddThreeWayOptions(CLI::App& app) {
   ThreeWayOptions& o = tw->options;
   app.add_option("--bc-threshold", o.bc_threshold,
                  "three-way: pass when the Bhattacharyya coefficient is at least this ...")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(kUnitInterval)
       ->capture_default_str();
   app.add_option("--max-sigma-ratio", o.max_sigma_ratio,
                  "three-way: ... or the sigma-ratio at most this")

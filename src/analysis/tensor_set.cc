@@ -170,9 +170,12 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
   const std::string stem = o.inputs ? "value_input" : "snapshot_output";
   std::vector<size_t> found;
   bool unpack_like = false;  // model.hlo, or a tensor of either list
+  bool other_npy = false, empty = true;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
+    empty = false;
+    other_npy = other_npy || absl::EndsWith(name, ".npy");
     unpack_like = unpack_like || name == "model.hlo" ||
                   ((absl::StartsWith(name, "value_input") ||
                     absl::StartsWith(name, "snapshot_output")) &&
@@ -189,13 +192,15 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenUnpackDir(
     found.push_back(index);
   }
   if (ec) return ErrnoError(ec.value(), absl::StrCat("listing ", dir));
-  if (!unpack_like) {
+  if (!unpack_like && (empty || other_npy)) {
     // An empty list is an answer only for a directory of unpack's (a
-    // module of no parameters); a mistyped or unrelated one is an error.
+    // module of no parameters, its module perhaps renamed by --module); an
+    // empty directory or one of other .npy files is a mistyped or
+    // unrelated one: an error.
     return absl::InvalidArgumentError(absl::StrCat(
         dir, ": expected an unpack directory (model.hlo, value_input<i>.npy, "
              "snapshot_output<j>.npy) or a bundle call directory (meta.json), "
-             "found none of them"));
+             "found ", empty ? "an empty directory" : ".npy files of other names"));
   }
   std::sort(found.begin(), found.end());
   std::vector<NpyTensor> files;

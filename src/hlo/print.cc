@@ -873,12 +873,15 @@ class ModulePrinter {
       return;
     }
     for (const xla::OriginalValueElementProto& e : v.elements()) {
-      if (!std::equal(e.shape_index().begin(), e.shape_index().end(), index.begin(),
+      // XLA writes an element for every node, an empty leaf without an
+      // array: `{}`, as no element at all.
+      if (!e.has_original_array() ||
+          !std::equal(e.shape_index().begin(), e.shape_index().end(), index.begin(),
                       index.end())) {
         continue;
       }
       out_.Append("{\"");
-      AppendCEscaped(out_, e.original_array().instruction_name());
+      out_.Append(e.original_array().instruction_name());  // as XLA: not escaped
       out_.Append('"');
       if (e.original_array().shape_index_size() != 0) {
         out_.Append(' ');

@@ -316,6 +316,7 @@ absl::StatusOr<ModuleFile> ReadModuleFile(const std::string& path,
   SnapshotOpenOptions o;
   o.access = SnapshotAccess::kMapped;
   o.spill_streams = true;
+  o.snapshot_only = false;  // HLO text and module protos come this way too
   absl::StatusOr<std::unique_ptr<SnapshotFile>> f = SnapshotFile::Open(path, o);
   if (!f.ok()) return f.status();
   MmapSource* src = (*f)->mapped();

@@ -116,12 +116,13 @@ absl::StatusOr<std::unique_ptr<SnapshotFile>> SnapshotFile::Open(
   }
   if (f->type_ == SnapshotType::kClassic || options.spill_streams) {
     // A classic stream is one protobuf message, under its 2 GiB limit: the
-    // copy stops one byte past it. One whose first byte starts no record
-    // (field 0, wire type 6 or 7) fails at byte 0 whatever follows: only
-    // what detection read is kept (a /dev/zero ends at once, with the
-    // error a file of its bytes gets).
+    // copy stops soon past it (within a read). One whose first byte starts
+    // no record (field 0, wire type 6 or 7) fails at byte 0 whatever
+    // follows: only what detection read is kept (a /dev/zero ends at once,
+    // with the error a file of its bytes gets). Only for a caller reading
+    // nothing but snapshots (module files take HLO text this way).
     uint64_t max_bytes = UINT64_MAX;
-    if (f->type_ == SnapshotType::kClassic) {
+    if (f->type_ == SnapshotType::kClassic && options.snapshot_only) {
       max_bytes = limits::kMaxMessageBytes;
       if (src.Pull(1)) {
         const uint8_t b0 = static_cast<uint8_t>(*src.cursor());

@@ -159,17 +159,26 @@ TEST(AnalysisSetsTest, ADtypeForAllTypesTheVoidTensorsOnly) {
 // with no tensor in the list asked (a module without parameters) is empty.
 TEST(AnalysisSetsTest, ADirectoryOfNeitherKindIsAnError) {
   TempDir d;
-  d.Write("a.npy", NpyF32("(2,)", {1, 2}));
+  const std::string expected =
+      d.path() + ": expected an unpack directory (model.hlo, value_input<i>.npy, "
+                 "snapshot_output<j>.npy) or a bundle call directory (meta.json), found ";
   absl::StatusOr<std::unique_ptr<TensorSet>> set = OpenTensorSet(d.path(), {});
   ASSERT_FALSE(set.ok());
-  EXPECT_EQ(set.status().message(),
-            d.path() + ": expected an unpack directory (model.hlo, value_input<i>.npy, "
-                       "snapshot_output<j>.npy) or a bundle call directory (meta.json), "
-                       "found none of them");
+  EXPECT_EQ(set.status().message(), expected + "an empty directory");
+  d.Write("a.npy", NpyF32("(2,)", {1, 2}));
+  set = OpenTensorSet(d.path(), {});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(), expected + ".npy files of other names");
   d.Write("snapshot_output0.npy", NpyF32("(2,)", {1, 2}));
   TensorSetOptions in;
   in.inputs = true;
   set = OpenTensorSet(d.path(), in);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ((*set)->size(), 0u);
+  // unpack --module m.pb of a snapshot with no inputs and no outputs.
+  TempDir renamed;
+  renamed.Write("m.pb", "");
+  set = OpenTensorSet(renamed.path(), in);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ((*set)->size(), 0u);
 }

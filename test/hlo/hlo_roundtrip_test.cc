@@ -431,6 +431,18 @@ TEST(HandWrittenRoundTripTest, Origins) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = HloModule::Create(t->module);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(PrintHloModuleToString(**m, options, &t->extras), text);
+  // XLA's protos hold an element for every node of the value, an empty
+  // leaf's without an array: still `{}`.
+  for (xla::HloComputationProto& c : *t->module.mutable_computations()) {
+    for (xla::HloInstructionProto& in : *c.mutable_instructions()) {
+      if (in.name() != "q") continue;
+      in.mutable_original_value()->add_elements();                    // the root, {}
+      in.mutable_original_value()->add_elements()->add_shape_index(1);  // leaf {1}
+    }
+  }
+  m = HloModule::Create(t->module);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(PrintHloModuleToString(**m, options, &t->extras), text);
 }
 
 // A last_tile_dims subgroup of XLA's UNREDUCED type.

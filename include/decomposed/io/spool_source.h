@@ -211,10 +211,10 @@ class SpoolSource {
   // (unlinked) file holding the whole stream from byte 0, for readers that
   // need a file (the classic mapping, compare and stats). Precondition:
   // nothing was released. The source stays usable.
-  // With `max_bytes`, reads at most one byte past it: held_end() >
-  // max_bytes then tells the caller the stream is longer (and the file
-  // holds its first max_bytes + 1 bytes), so an endless source (a
-  // character device, `yes`) costs no more than that.
+  // With `max_bytes`, stops reading once past it (within one read, at
+  // most 1 MiB): held_end() > max_bytes then tells the caller the stream
+  // is longer (the file holds its first held_end() bytes), so an endless
+  // source (a character device, `yes`) costs no more than that.
   absl::StatusOr<OwnedFd> SpillAll(uint64_t max_bytes = UINT64_MAX) {
     if (mark_ != 0) {
       return absl::FailedPreconditionError(

@@ -838,6 +838,13 @@ struct SnapshotOpenOptions {
   // stream is copied (it is read twice: indexed, then its literals); a
   // decomposed stream is read in one pass through a SpoolSource.
   bool spill_streams = false;
+  // The stream is read as nothing but a snapshot: one detected as classic
+  // is copied at most to just past protobuf's 2 GiB limit (a longer one is
+  // refused), and one whose first byte starts no protobuf record (/dev/zero)
+  // is not copied past what detection read, as it fails at byte 0. False
+  // for readers of other formats through this one open (module files: HLO
+  // text, whose first byte may be anything, and which may be larger).
+  bool snapshot_only = true;
 };
 
 // An input opened once. Not copyable; the sources it owns live as long as
