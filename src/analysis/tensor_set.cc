@@ -372,7 +372,11 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
       return std::unique_ptr<TensorSet>(std::make_unique<BundleSet>(*std::move(b)));
     }
     case TensorSetKind::kNpy: {
-      std::vector<NpyTensor> one = {TensorFor(path, options, 0)};
+      // One file: TYPE is its type, as 0=TYPE (a bf16 saved as <u2 reads
+      // as bf16); the void-only rule is for sets of many.
+      NpyTensor t = TensorFor(path, options, 0);
+      t.dtype_void_only = false;
+      std::vector<NpyTensor> one = {std::move(t)};
       return std::unique_ptr<TensorSet>(
           std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),
                                         /*unpack_dir=*/false));

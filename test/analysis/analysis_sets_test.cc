@@ -152,6 +152,17 @@ TEST(AnalysisSetsTest, ADtypeForAllTypesTheVoidTensorsOnly) {
   set = OpenTensorSet(d.path(), i0);
   absl::Status s = set.ok() ? (*set)->Describe(0).status() : set.status();
   EXPECT_THAT(std::string(s.message()), testing::HasSubstr("expected a dtype of 4 bytes for descr '<f4'"));
+  // A single .npy side: TYPE is its type, as 0=TYPE (bf16 saved as <u2).
+  const std::string u2 = d.Write(
+      "u2.npy", HandNpyHeader("{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }") +
+                    std::string("\x80\x3f\x00\x40", 4));
+  TensorSetOptions all;
+  all.dtype = PrimitiveType::kBF16;
+  set = OpenTensorSet(u2, all);
+  ASSERT_TRUE(set.ok()) << set.status();
+  absl::StatusOr<TensorInfo> t = (*set)->Describe(0);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->type, PrimitiveType::kBF16);
 }
 
 // A directory with nothing of unpack's or a bundle's is an error, not an
