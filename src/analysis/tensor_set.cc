@@ -375,7 +375,7 @@ absl::StatusOr<std::unique_ptr<TensorSet>> OpenTensorSet(
       // One file: TYPE is its type, as 0=TYPE (a bf16 saved as <u2 reads
       // as bf16); the void-only rule is for sets of many.
       NpyTensor t = TensorFor(path, options, 0);
-      t.dtype_void_only = false;
+      t.dtype_void_only = t.dtype_void_only && options.dtype_void_only;
       std::vector<NpyTensor> one = {std::move(t)};
       return std::unique_ptr<TensorSet>(
           std::make_unique<NpyFilesSet>(absl::StrCat(".npy file ", path), std::move(one),

@@ -525,6 +525,7 @@ absl::StatusOr<RunProgram> LoadProgram(const RunSource& source, const LoadOption
         if (index >= base) so.dtypes[index - base] = type;
       }
       so.dtype = options.dtype;
+      so.dtype_void_only = true;  // TYPE for the void files among the sides
       so.snapshot_type = options.snapshot_type;
       absl::StatusOr<std::unique_ptr<TensorSet>> set = OpenTensorSet(side, so);
       if (!set.ok()) return set.status();

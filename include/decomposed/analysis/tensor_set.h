@@ -128,6 +128,10 @@ struct TensorSetOptions {
   // True dtypes for void (|V1, |V2) .npy tensors: by index, or for all.
   std::map<size_t, PrimitiveType> dtypes;
   std::optional<PrimitiveType> dtype;
+  // `dtype` is for void tensors only, a single .npy's too (run's --inputs,
+  // where many single files make one list); otherwise a single .npy side
+  // takes it as its type, as 0=TYPE.
+  bool dtype_void_only = false;
   TensorSetKind kind = TensorSetKind::kAuto;
 };
 
