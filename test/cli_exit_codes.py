@@ -373,6 +373,10 @@ with tempfile.TemporaryDirectory(prefix="cli_exit_codes_") as tmp:
         r = expect(1, cmd, cmd[0])
         if "found field number 0 (at byte 0" not in r.stdout + r.stderr:
             failures.append(f"{cmd}: {r.stderr[:200]!r}")
+    # As a module file too (not 4 GiB of zeros first, then the size limit).
+    r = expect(1, ["hlo", "/dev/zero"], "hlo")
+    if "not a module file" not in r.stderr:
+        failures.append(f"hlo /dev/zero: {r.stderr[:200]!r}")
 
     # --- bundle from-decomposed / ls / verify / to-decomposed ---------------------------
     root = os.path.join(tmp, "bundles")

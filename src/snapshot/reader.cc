@@ -119,24 +119,34 @@ absl::StatusOr<std::unique_ptr<SnapshotFile>> SnapshotFile::Open(
     // copy stops soon past it (within a read). One whose first byte starts
     // no record (field 0, wire type 6 or 7) fails at byte 0 whatever
     // follows: only what detection read is kept (a /dev/zero ends at once,
-    // with the error a file of its bytes gets). Only for a caller reading
-    // nothing but snapshots (module files take HLO text this way).
-    uint64_t max_bytes = UINT64_MAX;
-    if (f->type_ == SnapshotType::kClassic && options.snapshot_only) {
-      max_bytes = limits::kMaxMessageBytes;
+    // with the error a file of its bytes gets). A module file's stream (HLO
+    // text, whose first byte may be any letter) is held to the parser's
+    // 4 GiB, and refused early only for a first byte below 8, which starts
+    // neither text nor a protobuf record.
+    uint64_t max_bytes = UINT64_MAX, limit = 0;
+    if (f->type_ == SnapshotType::kClassic) {
+      limit = options.snapshot_only ? limits::kMaxMessageBytes : uint64_t{1} << 32;
+      max_bytes = limit;
       if (src.Pull(1)) {
         const uint8_t b0 = static_cast<uint8_t>(*src.cursor());
-        if (b0 < 8 || (b0 & 7) >= 6) max_bytes = std::max<uint64_t>(src.held_end(), 1) - 1;
+        if (b0 < 8 || (options.snapshot_only && (b0 & 7) >= 6)) {
+          max_bytes = std::max<uint64_t>(src.held_end(), 1) - 1;
+        }
       }
     }
     absl::StatusOr<OwnedFd> spilled = src.SpillAll(max_bytes);
     if (!spilled.ok()) return WithFile(spilled.status(), path);
-    if (max_bytes == limits::kMaxMessageBytes && src.held_end() > max_bytes) {
-      return WithFile(FrameError(absl::StatusCode::kResourceExhausted, Frame{"HloSnapshot"}, 0,
-                                 "an HloSnapshot under protobuf's 2 GiB message limit "
-                                 "(a decomposed file streams larger literals)",
-                                 absl::StrCat("a stream of more than ", max_bytes, " bytes")),
-                      path);
+    if (limit != 0 && max_bytes == limit && src.held_end() > max_bytes) {
+      return WithFile(
+          options.snapshot_only
+              ? FrameError(absl::StatusCode::kResourceExhausted, Frame{"HloSnapshot"}, 0,
+                           "an HloSnapshot under protobuf's 2 GiB message limit "
+                           "(a decomposed file streams larger literals)",
+                           absl::StrCat("a stream of more than ", max_bytes, " bytes"))
+              : FrameError(absl::StatusCode::kResourceExhausted, Frame{"file"}, 0,
+                           "a module (HLO text, a module proto) of at most 4 GiB",
+                           absl::StrCat("a stream of more than ", max_bytes, " bytes")),
+          path);
     }
     f->stream_.reset();
     if (absl::Status s = f->Adopt(*std::move(spilled), options); !s.ok()) {

@@ -843,7 +843,8 @@ struct SnapshotOpenOptions {
   // refused), and one whose first byte starts no protobuf record (/dev/zero)
   // is not copied past what detection read, as it fails at byte 0. False
   // for readers of other formats through this one open (module files: HLO
-  // text, whose first byte may be anything, and which may be larger).
+  // text, whose first byte may be any letter, held to the parser's 4 GiB,
+  // refused early only for a first byte below 8).
   bool snapshot_only = true;
 };
 
